@@ -1,0 +1,140 @@
+//===- AttnAttentionOps.cpp - attn attention primitives -------------------===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the verifiers of attn.attention (shapes, heads and the
+// `score` region), the positional-bias scalar ops used inside that region and
+// attn.linear_attn, and the helper that builds the score block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dsl/IR/AttnOps.h"
+
+#include "dsl/IR/AttnVerify.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+/// The argument types of the score block: (qk, i, j, n).
+static SmallVector<Type, 4> getScoreArgumentTypes(MLIRContext *context) {
+  Builder builder(context);
+  Type index = builder.getIndexType();
+  return {builder.getF32Type(), index, index, index};
+}
+
+Block *AttentionOp::addScoreBlock() {
+  assert(getScore().empty() && "the score region already has a block");
+  SmallVector<Type, 4> types = getScoreArgumentTypes(getContext());
+  SmallVector<Location, 4> locations(types.size(), getLoc());
+  Block *block = new Block();
+  getScore().push_back(block);
+  block->addArguments(types, locations);
+  return block;
+}
+
+/// Verifies that `score` is one block (qk: f32, i, j, n: index) ending in an
+/// attn.yield of one f32.
+static LogicalResult verifyScoreRegion(AttentionOp op) {
+  Region &score = op.getScore();
+  if (!llvm::hasSingleElement(score))
+    return op.emitOpError() << "score region must have exactly one block but "
+                               "has "
+                            << score.getBlocks().size();
+  Block &block = score.front();
+  SmallVector<Type, 4> expected = getScoreArgumentTypes(op.getContext());
+  if (!llvm::equal(block.getArgumentTypes(), expected)) {
+    std::string types;
+    llvm::raw_string_ostream os(types);
+    llvm::interleaveComma(block.getArgumentTypes(), os);
+    return op.emitOpError() << "score region arguments must be (f32, index, "
+                               "index, index) but are ("
+                            << os.str() << ")";
+  }
+  if (block.empty())
+    return op.emitOpError() << "score region must end in attn.yield but is "
+                               "empty";
+  auto yield = dyn_cast<YieldOp>(block.back());
+  if (!yield)
+    return op.emitOpError() << "score region must end in attn.yield but ends "
+                               "in "
+                            << block.back().getName();
+  Type yielded = yield.getValue().getType();
+  if (!yielded.isF32())
+    return op.emitOpError() << "score region must yield f32 but yields "
+                            << yielded;
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQ().getType(), v = getV().getType();
+  SmallVector<int64_t> expected;
+  if (failed(verifySameElementType(*this)) ||
+      failed(verifyQueryKeyValue(*this, q, getK().getType(), v, expected)) ||
+      failed(verifyPositive(*this, "heads", getHeads())) ||
+      failed(verifyHeadsDivide(*this, getHeads(), "q feature dim",
+                               q.getShape().back())) ||
+      failed(verifyHeadsDivide(*this, getHeads(), "v feature dim",
+                               v.getShape().back())) ||
+      failed(verifyResultShape(*this, "result", getType(), expected)))
+    return failure();
+  return verifyScoreRegion(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Positional bias inside the score region
+//===----------------------------------------------------------------------===//
+
+LogicalResult RelPosBiasOp::verify() {
+  int64_t maxLen = getMaxLen();
+  if (failed(verifyPositive(*this, "max_len", maxLen)))
+    return failure();
+  return verifyVector(*this, "w", getW().getType(), 2 * maxLen - 1,
+                      "2 * max_len - 1");
+}
+
+LogicalResult T5BiasOp::verify() {
+  int64_t buckets = getNumBuckets(), maxDistance = getMaxDistance();
+  bool causal = getCausal();
+  int64_t minBuckets = causal ? 2 : 4;
+  if (buckets < minBuckets)
+    return emitOpError() << "num_buckets must be >= " << minBuckets
+                         << " but is " << buckets;
+  if (!causal && buckets % 2 != 0)
+    return emitOpError() << "num_buckets must be even when not causal but is "
+                         << buckets;
+  int64_t exact = (causal ? buckets : buckets / 2) / 2;
+  if (maxDistance <= exact)
+    return emitOpError() << "max_distance must exceed the " << exact
+                         << " exact buckets but is " << maxDistance;
+  return verifyVector(*this, "emb", getEmb().getType(), buckets,
+                      "num_buckets");
+}
+
+//===----------------------------------------------------------------------===//
+// LinearAttnOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearAttnOp::verify() {
+  RankedTensorType q = getQ().getType(), k = getK().getType();
+  SmallVector<int64_t> expected;
+  if (failed(verifySameElementType(*this)) ||
+      failed(verifyQueryKeyValue(*this, q, k, getV().getType(), expected)))
+    return failure();
+  int64_t n = q.getDimSize(q.getRank() - 2), m = k.getDimSize(k.getRank() - 2);
+  if (getCausal() && !dimsCompatible(n, m))
+    return emitOpError() << "causal linear attention needs equal query and "
+                            "key lengths but has "
+                         << n << " and " << m;
+  return verifyResultShape(*this, "result", getType(), expected);
+}

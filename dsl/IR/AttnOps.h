@@ -1,0 +1,30 @@
+//===- AttnOps.h - attn dialect operations ----------------------*- C++ -*-===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file declares the ops of the attn dialect (layer ops and primitives),
+// generated from AttnOps.td. Including it also declares the dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_DSL_IR_ATTNOPS_H
+#define ATTNC_DSL_IR_ATTNOPS_H
+
+#include "dsl/IR/AttnDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dsl/IR/AttnAttrs.h"
+
+#define GET_OP_CLASSES
+#include "dsl/IR/AttnOps.h.inc"
+
+#endif // ATTNC_DSL_IR_ATTNOPS_H

@@ -1,0 +1,25 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file is the root of the op definitions of the attn dialect: it pulls in
+// the layer ops (AttnLayerOps.td) and the primitive ops (AttnPrimitiveOps.td)
+// so that one mlir-tblgen run generates all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_DSL_IR_ATTNOPS_TD
+#define ATTNC_DSL_IR_ATTNOPS_TD
+
+include "dsl/IR/AttnDialect.td"
+include "dsl/IR/AttnAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+include "dsl/IR/AttnLayerOps.td"
+include "dsl/IR/AttnPrimitiveOps.td"
+
+#endif // ATTNC_DSL_IR_ATTNOPS_TD

@@ -1,0 +1,17 @@
+# lit configuration for attnc: FileCheck tests of the dialect, the passes and
+# the .attn front end. Run through CTest (`ctest -R lit`) or directly with
+# `python3 /usr/lib/llvm-19/build/utils/lit/lit.py -v build/tests`.
+import os
+import lit.formats
+
+config.name = "attnc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".attn", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit", "fuzz", "reference"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attnc_obj_root, "tests")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.attnc_tools_dir, config.llvm_tools_dir, "/usr/lib/llvm-19/bin",
+     config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.substitutions.append(("%examples", os.path.join(config.attnc_src_root, "examples")))
