@@ -125,6 +125,22 @@ LogicalResult T5BiasOp::verify() {
 // LinearAttnOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult ChunkedLinearOp::verify() {
+  RankedTensorType q = getQ().getType(), k = getK().getType();
+  SmallVector<int64_t> expected;
+  if (failed(verifySameElementType(*this)) ||
+      failed(verifyQueryKeyValue(*this, q, k, getV().getType(), expected)))
+    return failure();
+  if (getChunk() < 1)
+    return emitOpError() << "chunk must be >= 1 but is " << getChunk();
+  int64_t n = q.getDimSize(q.getRank() - 2), m = k.getDimSize(k.getRank() - 2);
+  if (!dimsCompatible(n, m))
+    return emitOpError() << "chunked linear attention needs equal query and "
+                            "key lengths but has "
+                         << n << " and " << m;
+  return verifyResultShape(*this, "result", getType(), expected);
+}
+
 LogicalResult LinearAttnOp::verify() {
   RankedTensorType q = getQ().getType(), k = getK().getType();
   SmallVector<int64_t> expected;

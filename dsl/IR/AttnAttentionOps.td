@@ -199,4 +199,45 @@ def Attn_LinearAttnOp : Attn_Op<"linear_attn", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_ChunkedLinearOp : Attn_Op<"chunked_linear", [Pure]> {
+  let summary = "FLASH's global linear term at chunk granularity";
+  let description = [{
+    The global (linear) part of FLASH mixed chunk attention (spec §3.1-3.2),
+    in sequence form. For q : [..., n, s], k : [..., n, s], v : [..., n, e]
+    and C = chunk, with g(t) = t / C the chunk of position t:
+
+    ```
+    causal:     result[i] = scale * q[i] @ sum_{j : g(j) < g(i)} k[j]^T v[j]   // exclusive over chunks
+    not causal: result[i] = scale * q[i] @ sum_{all j}            k[j]^T v[j]
+    ```
+
+    FLASH uses scale = 1/C (a constant, also in the last, partial chunk).
+    There is no feature map and no normalisation. A partial last chunk
+    simply has fewer tokens: this is the same as FLASH's zero padding after
+    the projections (padded k and v are 0 and add nothing). `attn-chunk`
+    rewrites it into per-chunk K^T V states and a prefix over chunks.
+
+    Rules: q, k, v have the same rank >= 2 and compatible batch dims; q and k
+    have the same feature dim; q, k and v the same sequence dim; chunk >= 1;
+    the result is [..., n, e].
+
+    Example:
+
+    ```mlir
+    %g = attn.chunked_linear %ql, %kl, %v chunk = 256 causal = true scale = 3.906250e-03
+           : tensor<?x128xf32>, tensor<?x128xf32>, tensor<?x1024xf32> -> tensor<?x1024xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tensor:$q, Attn_Tensor:$k, Attn_Tensor:$v,
+                       Attn_I64Attr:$chunk, BoolAttr:$causal,
+                       Attn_F64Attr:$scale);
+  let results = (outs Attn_Tensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `chunk` `=` $chunk `causal` `=` $causal
+    `scale` `=` $scale attr-dict `:` type($q) `,` type($k) `,` type($v) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ATTNC_DSL_IR_ATTNATTENTIONOPS_TD

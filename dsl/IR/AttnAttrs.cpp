@@ -36,10 +36,11 @@ void AttnDialect::registerAttributes() {
 
 /// True for the mask kinds that carry a size.
 static bool hasSize(MaskKind kind) {
-  return kind == MaskKind::window || kind == MaskKind::chunk;
+  return kind != MaskKind::none && kind != MaskKind::causal;
 }
 
-/// Parses `<none>`, `<causal>`, `<window 64>` or `<chunk 256>`.
+/// Parses `<none>`, `<causal>`, `<window 64>`, `<chunk 256>`, `<band 64>` or
+/// `<causal_chunk 256>`.
 Attribute MaskAttr::parse(AsmParser &parser, Type) {
   if (parser.parseLess())
     return {};
@@ -50,7 +51,7 @@ Attribute MaskAttr::parse(AsmParser &parser, Type) {
   std::optional<MaskKind> kind = symbolizeMaskKind(keyword);
   if (!kind) {
     parser.emitError(loc) << "unknown mask kind '" << keyword
-                          << "', expected none, causal, window or chunk";
+                          << "', expected none, causal, window, chunk, band or causal_chunk";
     return {};
   }
   int64_t size = 0;

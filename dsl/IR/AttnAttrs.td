@@ -101,7 +101,9 @@ def Attn_MaskKind : I32EnumAttr<"MaskKind", "kind of a structural mask", [
     I32EnumAttrCase<"none", 0>,
     I32EnumAttrCase<"causal", 1>,
     I32EnumAttrCase<"window", 2>,
-    I32EnumAttrCase<"chunk", 3>]> {
+    I32EnumAttrCase<"chunk", 3>,
+    I32EnumAttrCase<"band", 4>,
+    I32EnumAttrCase<"causal_chunk", 5>]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
@@ -122,11 +124,12 @@ def Attn_MaskAttr : Attn_Attr<"Mask", "mask"> {
     | `#attn.mask<causal>` | j <= i (diagonal kept) |
     | `#attn.mask<window W>` | 0 <= i - j < W (causal sliding window of W keys, diagonal kept) |
     | `#attn.mask<chunk C>` | i / C == j / C (integer division: block-diagonal, non-causal inside a block) |
+    | `#attn.mask<band W>` | \|i - j\| < W (symmetric band of 2W - 1 keys) |
+    | `#attn.mask<causal_chunk C>` | i / C == j / C and j <= i (causal inside each block; FLASH's local part) |
 
-    Masks that the table cannot express (a symmetric band, a causal block)
-    are written in the `score` region instead (returning 0, or -inf under
-    softmax). `size` is 0 for `none` and `causal` and must be >= 1 for
-    `window` and `chunk`.
+    Other masks are written in the `score` region instead (returning 0, or
+    -inf under softmax). `size` is 0 for `none` and `causal` and must be >= 1
+    for the other kinds.
 
     C++: `MaskAttr::get(ctx, MaskKind::window, 64)`,
     `MaskAttr::get(ctx, MaskKind::causal, 0)`.

@@ -281,9 +281,12 @@ def Attn_GluFfnOp : Attn_LayerOp<"glu_ffn"> {
 
     ```
     hn    = Norm(x)
-    a, b  = split(hn @ W_in + b_in, [h, h])   // a: gate columns 0..h-1, b: value columns h..2h-1
-    y     = (act(a) * b) @ W_out + b_out + x
+    a, b  = split(hn @ W_in + b_in, [h, h])   // a: columns 0..h-1 (U), b: columns h..2h-1 (V)
+    y     = (act(a) * act(b)) @ W_out + b_out + x
     ```
+
+    This is the paper's GLU (spec §2.1: U = act(X W_u), V = act(X W_v),
+    O = (U * V) W_o), with the activation on both halves.
 
     Weights (`L` = layer_name): `L.norm.weight [d]` (`[1]` for scale_norm),
     `L.norm.bias [d]` (layer_norm only), `L.in.weight [d, 2h]`,

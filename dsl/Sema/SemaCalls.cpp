@@ -19,6 +19,12 @@ static std::string joinNames(const std::vector<KeywordSpec> &specs) {
   return out;
 }
 
+/// Masks with a size: `window(w)`, `band(w)`, `chunk(C)`, `causal_chunk(C)`.
+static bool isMaskFunction(llvm::StringRef name) {
+  return name == "window" || name == "band" || name == "chunk" ||
+         name == "causal_chunk";
+}
+
 static std::string exprText(const Expr &expr) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -100,11 +106,10 @@ bool ModelChecker::resolveKeyword(const KeywordArg &kw, const KeywordSpec &spec,
       value.enumValue = v.kind == ExprKind::None ? "none" : "causal";
       return true;
     }
-    if (v.kind == ExprKind::Call && (v.name == "window" || v.name == "chunk") &&
+    if (v.kind == ExprKind::Call && isMaskFunction(v.name) &&
         v.operands.size() == 1 && v.keywords.empty() && !v.layerName) {
       std::optional<int64_t> size =
-          evalSize(*v.operands[0], v.name == "window" ? "the window size"
-                                                      : "the chunk size");
+          evalSize(*v.operands[0], "the size of mask " + v.name);
       if (!size)
         return false;
       value.enumValue = v.name;
@@ -112,7 +117,8 @@ bool ModelChecker::resolveKeyword(const KeywordArg &kw, const KeywordSpec &spec,
       return true;
     }
     diags.error(v.loc, "invalid mask '" + exprText(v) +
-                           "'; expected none, causal, window(w) or chunk(C)",
+                           "'; expected none, causal, window(w), band(w), "
+                           "chunk(C) or causal_chunk(C)",
                 {v.range});
     return false;
   case KeywordType::Score:
@@ -670,7 +676,7 @@ SemaInfo *ModelChecker::checkCall(Expr &call, bool scoreContext) {
     return checkAttention(call);
   if (name == "linear_attention")
     return checkLinearAttention(call);
-  if (name == "window" || name == "chunk") {
+  if (isMaskFunction(name)) {
     diags.error(call.loc, "'" + name + "(...)' is only allowed as a mask: "
                           "mask = " + name + "(size)",
                 {call.range});

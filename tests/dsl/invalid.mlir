@@ -637,8 +637,8 @@ func.func @yield_outside_attention(%s: f32) {
 // -----
 
 func.func @mask_unknown_kind(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32xf32>) {
-  // expected-error @+1 {{unknown mask kind 'band', expected none, causal, window or chunk}}
-  %0 = attn.attention %q, %k, %v mask = #attn.mask<band 4> normalize = none heads = 1 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  // expected-error @+1 {{unknown mask kind 'diagonal', expected none, causal, window, chunk, band or causal_chunk}}
+  %0 = attn.attention %q, %k, %v mask = #attn.mask<diagonal 4> normalize = none heads = 1 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):
     attn.yield %qk : f32
   }
@@ -806,5 +806,21 @@ func.func @linear_attn_kv_sequence_dims_differ(%q: tensor<?x64xf32>, %k: tensor<
 func.func @linear_attn_wrong_result_shape(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32xf32>) {
   // expected-error @+1 {{'attn.linear_attn' op result type 'tensor<?x64xf32>' does not match the expected shape ?x32}}
   %0 = attn.linear_attn %q, %k, %v feature = relu causal = false normalize = true scale = 1.0 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @chunked_linear_zero_chunk(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>) {
+  // expected-error @+1 {{'attn.chunked_linear' op chunk must be >= 1 but is 0}}
+  %0 = attn.chunked_linear %q, %q, %v chunk = 0 causal = true scale = 1.0 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @chunked_linear_lengths(%q: tensor<8x64xf32>, %k: tensor<4x64xf32>, %v: tensor<4x32xf32>) {
+  // expected-error @+1 {{'attn.chunked_linear' op chunked linear attention needs equal query and key lengths but has 8 and 4}}
+  %0 = attn.chunked_linear %q, %k, %v chunk = 2 causal = false scale = 1.0 : tensor<8x64xf32>, tensor<4x64xf32>, tensor<4x32xf32> -> tensor<8x32xf32>
   return
 }

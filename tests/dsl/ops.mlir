@@ -199,6 +199,18 @@ func.func @attention_masks(%q: tensor<?x512xf32>, %v: tensor<?x256xf32>) {
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):
     attn.yield %qk : f32
   }
+  // CHECK: mask = #attn.mask<band 16> normalize = softmax heads = 1
+  %3 = attn.attention %q, %q, %v mask = #attn.mask<band 16> normalize = softmax heads = 1
+         : tensor<?x512xf32>, tensor<?x512xf32>, tensor<?x256xf32> -> tensor<?x256xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  // CHECK: mask = #attn.mask<causal_chunk 256> normalize = none heads = 1
+  %4 = attn.attention %q, %q, %v mask = #attn.mask<causal_chunk 256> normalize = none heads = 1
+         : tensor<?x512xf32>, tensor<?x512xf32>, tensor<?x256xf32> -> tensor<?x256xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
   return
 }
 
@@ -211,6 +223,9 @@ func.func @linear_attn(%q: tensor<2x?x64xf32>, %k: tensor<2x?x64xf32>, %v: tenso
          : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x32xf32> -> tensor<2x?x32xf32>
   // CHECK: attn.linear_attn %{{.*}}, %{{.*}}, %{{.*}} feature = identity causal = false normalize = false scale = 5.000000e-01
   %1 = attn.linear_attn %q, %k, %v feature = identity causal = false normalize = false scale = 0.5
+         : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x32xf32> -> tensor<2x?x32xf32>
+  // CHECK: attn.chunked_linear %{{.*}}, %{{.*}}, %{{.*}} chunk = 256 causal = true scale = 3.906250e-03 : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x32xf32> -> tensor<2x?x32xf32>
+  %2 = attn.chunked_linear %q, %k, %v chunk = 256 causal = true scale = 3.906250e-03
          : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x32xf32> -> tensor<2x?x32xf32>
   return
 }
