@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dsl/IR/AttnDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,10 +28,9 @@ int main(int argc, char **argv) {
   // Generic MLIR passes (canonicalize, cse, ...).
   mlir::registerTransformsPasses();
 
-  //===--------------------------------------------------------------------===//
-  // attnc passes: call mlir::attn::registerAttnPasses() here once
-  // passes/Passes.td lands (and link the passes library below).
-  //===--------------------------------------------------------------------===//
+  // attnc's passes and named pipelines.
+  mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnPipelines();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "attn optimizer driver\n", registry));

@@ -1,83 +1,191 @@
 //===- attnc.cpp - the attnc command-line driver --------------------------===//
 //
-// This file is the thin driver of attnc: it parses flags, runs the front end
-// (dsl/Import/Frontend.h) and prints the stage asked for with --emit.
+// This file is the thin driver of attnc: it parses flags and calls the
+// subcommands (Commands.h) or prints a stage of the compiler:
 //
-//   attnc model.attn --emit=ast     the parsed AST with line:col per node
-//   attnc model.attn --emit=attn    the attn dialect after import
+//   attnc model.attn --emit=ast|attn|attn-primitives   print a stage
+//   attnc run model.attn [options]                     run through the JIT
+//   attnc bench model.attn [options]                   time it, GFLOP/s
+//   attnc compile model.attn --target T -o DIR         static library + header
 //
 // Errors are printed as file:line:col with the source line and a caret;
 // the exit code is 1 on any error.
 //
 //===----------------------------------------------------------------------===//
-#include "dsl/Import/Frontend.h"
+#include "tools/attnc/Commands.h"
+#include "tools/attnc/Driver.h"
 
 #include "mlir/IR/AsmState.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
-using namespace attnc::dsl;
+using namespace attnc;
+namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Ast, Attn };
+enum class Emit { Ast, Attn, Primitives };
 
-llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
-                                     llvm::cl::desc("<model.attn>"),
-                                     llvm::cl::Required);
-llvm::cl::opt<Emit> emit(
-    "emit", llvm::cl::desc("Stage to print"), llvm::cl::init(Emit::Attn),
-    llvm::cl::values(clEnumValN(Emit::Ast, "ast", "the parsed AST"),
-                     clEnumValN(Emit::Attn, "attn",
-                                "the attn dialect after import (default)")));
-llvm::cl::opt<std::string> outputFile("o", llvm::cl::desc("Output file"),
-                                      llvm::cl::value_desc("file"),
-                                      llvm::cl::init("-"));
-llvm::cl::opt<bool> debugInfo("mlir-print-debuginfo",
-                              llvm::cl::desc("Print .attn source locations"),
-                              llvm::cl::init(false));
-} // namespace
+cl::SubCommand runCmd("run", "Run a model through the JIT on .npy or random "
+                             "inputs");
+cl::SubCommand benchCmd("bench", "Time a model through the JIT and report "
+                                 "GFLOP/s");
+cl::SubCommand compileCmd("compile", "Compile a model to lib<model>.a and "
+                                     "<model>.h");
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  llvm::cl::ParseCommandLineOptions(
-      argc, argv, "attnc: a compiler for attention layers\n");
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.attn>"),
+                               cl::Required, cl::sub(cl::SubCommand::getTopLevel()),
+                               cl::sub(runCmd), cl::sub(benchCmd),
+                               cl::sub(compileCmd));
+cl::opt<std::string> modelName("model", cl::desc("Model to use when the file "
+                                                 "defines several"),
+                               cl::value_desc("name"),
+                               cl::sub(cl::SubCommand::getTopLevel()),
+                               cl::sub(runCmd), cl::sub(benchCmd),
+                               cl::sub(compileCmd));
+cl::opt<Emit> emit(
+    "emit", cl::desc("Stage to print"), cl::init(Emit::Attn),
+    cl::values(clEnumValN(Emit::Ast, "ast", "the parsed AST"),
+               clEnumValN(Emit::Attn, "attn",
+                          "the attn dialect after import (default)"),
+               clEnumValN(Emit::Primitives, "attn-primitives",
+                          "the attn dialect after attn-expand-layers")));
+cl::opt<std::string> outputFile("o", cl::desc("Output file (emit) or "
+                                              "directory (compile)"),
+                                cl::value_desc("path"), cl::init("-"),
+                                cl::sub(cl::SubCommand::getTopLevel()),
+                                cl::sub(compileCmd));
+cl::opt<bool> debugInfo("mlir-print-debuginfo",
+                        cl::desc("Print .attn source locations"),
+                        cl::init(false));
 
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
-  if (std::error_code ec = buffer.getError()) {
-    llvm::WithColor::error(llvm::errs(), "attnc")
-        << "cannot open '" << inputFile << "': " << ec.message() << "\n";
-    return 1;
-  }
+// run / bench
+cl::opt<std::string> weightsFile("weights", cl::desc("Weights (safetensors)"),
+                                 cl::value_desc("file"), cl::sub(runCmd),
+                                 cl::sub(benchCmd));
+cl::opt<int64_t> randomWeights("random-weights",
+                               cl::desc("Use deterministic random weights"),
+                               cl::value_desc("seed"), cl::init(-1),
+                               cl::sub(runCmd), cl::sub(benchCmd));
+cl::list<std::string> inputs("input", cl::desc("An input (.npy, f32, C order)"),
+                             cl::value_desc("name=file.npy"), cl::sub(runCmd),
+                             cl::sub(benchCmd));
+cl::list<std::string> outputs("output", cl::desc("Write an output (.npy)"),
+                              cl::value_desc("name=file.npy"), cl::sub(runCmd));
+cl::opt<int64_t> randomInputs("random-inputs",
+                              cl::desc("Generate the inputs not given with "
+                                       "--input (N(0,1), deterministic)"),
+                              cl::value_desc("seed"), cl::init(-1),
+                              cl::sub(runCmd), cl::sub(benchCmd));
+cl::list<std::string> dims("dim", cl::desc("Size of a runtime dim for "
+                                           "generated inputs"),
+                           cl::value_desc("name=size"), cl::sub(runCmd),
+                           cl::sub(benchCmd));
+cl::opt<int> threads("threads", cl::desc("Worker threads (default: all cores)"),
+                     cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
+cl::opt<std::string> target("target", cl::desc("host, x86-64-linux-avx2, "
+                                               "host-cuda-cuda_capability_80, "
+                                               "... (a Halide target)"),
+                            cl::init("host"), cl::sub(runCmd), cl::sub(benchCmd),
+                            cl::sub(compileCmd));
+cl::opt<std::string> schedule("schedule", cl::desc("default or naive"),
+                              cl::init("default"), cl::sub(runCmd),
+                              cl::sub(benchCmd), cl::sub(compileCmd));
+cl::opt<std::string> saveWeights("save-weights",
+                                 cl::desc("Write the weights used to a "
+                                          "safetensors file"),
+                                 cl::value_desc("file"), cl::sub(runCmd));
+cl::opt<int> warmup("warmup", cl::desc("Untimed runs first"), cl::init(2),
+                    cl::sub(benchCmd));
+cl::opt<int> iterations("iterations", cl::desc("Timed runs (at least)"),
+                        cl::init(10), cl::sub(benchCmd));
+cl::opt<double> minSeconds("min-time", cl::desc("Keep timing for at least "
+                                                "this many seconds"),
+                           cl::init(1.0), cl::sub(benchCmd));
+
+int emitCommand() {
+  mlir::MLIRContext context;
+  driver::prepareContext(context);
   std::string errorMessage;
   auto output = mlir::openOutputFile(outputFile, &errorMessage);
   if (!output) {
     llvm::WithColor::error(llvm::errs(), "attnc") << errorMessage << "\n";
     return 1;
   }
-
-  mlir::MLIRContext context;
-  FrontendStage stage =
-      emit == Emit::Ast ? FrontendStage::Parse : FrontendStage::Import;
-  FrontendResult result =
-      runFrontend(std::move(*buffer), stage, llvm::errs(), &context);
+  if (emit == Emit::Ast) {
+    auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, true);
+    if (std::error_code ec = buffer.getError()) {
+      llvm::WithColor::error(llvm::errs(), "attnc")
+          << "cannot open '" << inputFile << "': " << ec.message() << "\n";
+      return 1;
+    }
+    dsl::FrontendResult result = dsl::runFrontend(
+        std::move(*buffer), dsl::FrontendStage::Parse, llvm::errs());
+    if (!result.ok)
+      return 1;
+    dsl::dumpAST(*result.ast, *result.sourceMgr, output->os());
+    output->keep();
+    return 0;
+  }
+  dsl::FrontendResult result = driver::loadFile(inputFile, context, llvm::errs());
   if (!result.ok)
     return 1;
-
-  if (emit == Emit::Ast) {
-    dumpAST(*result.ast, *result.sourceMgr, output->os());
-  } else {
-    mlir::OpPrintingFlags flags;
-    if (debugInfo)
-      flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-    result.module->print(output->os(), flags);
-    output->os() << "\n";
+  {
+    mlir::SourceMgrDiagnosticHandler handler(*result.sourceMgr, &context,
+                                             llvm::errs());
+    if (emit == Emit::Primitives &&
+        mlir::failed(driver::lowerToPrimitives(*result.module)))
+      return 1;
   }
+  mlir::OpPrintingFlags flags;
+  if (debugInfo)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  result.module->print(output->os(), flags);
+  output->os() << "\n";
   output->keep();
   return 0;
+}
+
+driver::RunOptions runOptions() {
+  driver::RunOptions o;
+  o.file = inputFile;
+  o.model = modelName;
+  o.weights = weightsFile;
+  o.randomWeights = randomWeights;
+  o.inputs = inputs;
+  o.outputs = outputs;
+  o.randomInputs = randomInputs;
+  o.dims = dims;
+  o.threads = threads;
+  o.target = target;
+  o.schedule = schedule;
+  o.saveWeights = saveWeights;
+  o.warmup = warmup;
+  o.iterations = iterations;
+  o.minSeconds = minSeconds;
+  return o;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attnc: a compiler for attention layers\n");
+  if (runCmd)
+    return driver::runCommand(runOptions());
+  if (benchCmd)
+    return driver::benchCommand(runOptions());
+  if (compileCmd) {
+    driver::CompileOptions o;
+    o.file = inputFile;
+    o.model = modelName;
+    o.target = target;
+    o.outputDir = outputFile == "-" ? "." : std::string(outputFile);
+    o.schedule = schedule;
+    return driver::compileCommand(o);
+  }
+  return emitCommand();
 }

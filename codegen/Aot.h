@@ -1,0 +1,36 @@
+//===- Aot.h - ahead-of-time compilation of a model pipeline -----*- C++ -*-===//
+//
+// This file declares compileAot: a ModelPipeline compiled for a target into
+// lib<model>.a (kernel plus Halide runtime), <model>_kernel.h (Halide's
+// header) and <model>.h, the documented C entry point: a weights struct
+// with one named field per weight, a binder that fills it from an
+// attn_weights set (checking names and shapes), and <model>_run() taking
+// named attn_tensor arguments whose shapes it checks.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_CODEGEN_AOT_H
+#define ATTNC_CODEGEN_AOT_H
+
+#include "codegen/Codegen.h"
+
+#include <string>
+#include <vector>
+
+namespace attnc::codegen {
+
+/// Compiles `pipeline` for `target` into `dir`; appends the files written
+/// to `written`. Returns false with `error` set on failure.
+bool compileAot(ModelPipeline &pipeline, const Halide::Target &target,
+                const std::string &dir, std::vector<std::string> &written,
+                std::string &error);
+
+/// The text of <model>.h (exposed for tests).
+std::string generateWrapperHeader(const ModelPipeline &pipeline);
+
+/// A C identifier for a tensor name (`flash_0.norm.weight` ->
+/// `flash_0_norm_weight`).
+std::string cIdentifier(const std::string &name);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_CODEGEN_AOT_H

@@ -1,0 +1,86 @@
+//===- Codegen.h - attn dialect to Halide pipelines ---------------*- C++ -*-===//
+//
+// This file declares the code generator: it turns one primitive-level model
+// function (after attn-expand-layers) into a Halide pipeline whose inputs
+// are the model's inputs and weights, with runtime dims (seq, batch) left as
+// runtime extents so that one compiled pipeline serves every n and batch.
+// The pipeline can be JIT-compiled and run, or compiled ahead of time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_CODEGEN_CODEGEN_H
+#define ATTNC_CODEGEN_CODEGEN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <Halide.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnc::codegen {
+
+/// One tensor crossing the pipeline boundary (input, weight or output).
+struct TensorInfo {
+  std::string name;           ///< .attn name, or the weight's full name.
+  std::vector<int64_t> shape; ///< MLIR order; -1 for a runtime dim.
+  std::vector<std::string> dims; ///< Runtime dim name per axis, "" if static.
+
+  int64_t numElements() const; ///< Product of static dims; -1 if any runtime.
+  std::string shapeString() const; ///< `[b, n, 512]`.
+};
+
+/// Which schedule the generator applies.
+enum class ScheduleKind {
+  Naive,   ///< Everything computed at root, serial, scalar: the baseline.
+  Default, ///< Vectorised inner loops, parallel outer loops, row-wise attention.
+};
+
+struct CodegenOptions {
+  ScheduleKind schedule = ScheduleKind::Default;
+};
+
+/// A model lowered to a Halide pipeline.
+class ModelPipeline {
+public:
+  /// Lowers `model` (primitive ops only). On failure, emits an MLIR error at
+  /// the offending op's location and returns null.
+  static std::unique_ptr<ModelPipeline> build(mlir::func::FuncOp model,
+                                              const CodegenOptions &options);
+  ~ModelPipeline();
+
+  const std::string &name() const;
+  const std::vector<TensorInfo> &inputs() const;
+  const std::vector<TensorInfo> &weights() const;
+  const std::vector<TensorInfo> &outputs() const;
+
+  /// The pipeline's arguments in call order: inputs, then weights.
+  std::vector<Halide::Argument> arguments() const;
+  Halide::Pipeline &pipeline();
+
+  /// JIT-compiles the pipeline for `target` (once; later calls are no-ops).
+  void compileJit(const Halide::Target &target);
+
+  /// Runs the JIT-compiled pipeline. Buffers are in the order of inputs(),
+  /// weights() and outputs(), in Halide order (innermost dim first), and
+  /// must already have the right shapes (see resolveOutputShapes).
+  void run(const std::vector<Halide::Buffer<float>> &inputs,
+           const std::vector<Halide::Buffer<float>> &weights,
+           std::vector<Halide::Buffer<float>> &outputs);
+
+private:
+  ModelPipeline();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Parses a target name: `host`, a Halide target string such as
+/// `x86-64-linux-avx2` or `host-cuda-cuda_capability_80`. Returns false and
+/// sets `error` for an unknown target.
+bool parseTarget(const std::string &name, Halide::Target &target,
+                 std::string &error);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_CODEGEN_CODEGEN_H

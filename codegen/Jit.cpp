@@ -1,0 +1,240 @@
+//===- Jit.cpp - run a model pipeline on the host through the JIT ---------===//
+//
+// This file implements JitModel's shape checks and buffer plumbing, and the
+// deterministic random weights and inputs.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Jit.h"
+
+#include <functional>
+#include <random>
+
+namespace attnc::codegen {
+
+HostTensor::HostTensor(std::vector<int64_t> s) : shape(std::move(s)) {
+  data.assign(static_cast<size_t>(numElements()), 0.0f);
+}
+
+int64_t HostTensor::numElements() const {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+std::string HostTensor::shapeString() const {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+std::unique_ptr<JitModel> JitModel::create(mlir::func::FuncOp func,
+                                           const CodegenOptions &options,
+                                           const Halide::Target &target) {
+  std::unique_ptr<ModelPipeline> pipeline = ModelPipeline::build(func, options);
+  if (!pipeline)
+    return nullptr;
+  try {
+    pipeline->compileJit(target);
+  } catch (const Halide::Error &error) {
+    func.emitError() << "internal error while compiling the pipeline: "
+                     << error.what();
+    return nullptr;
+  }
+  std::unique_ptr<JitModel> model(new JitModel());
+  model->model = std::move(pipeline);
+  return model;
+}
+
+static std::string describeShape(const std::vector<int64_t> &shape) {
+  HostTensor t;
+  t.shape = shape;
+  return t.shapeString();
+}
+
+bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
+                       TensorMap &outputs, std::string &error) const {
+  std::map<std::string, std::pair<int64_t, std::string>> bound; // dim -> size, from
+  for (const TensorInfo &info : model->inputs()) {
+    auto it = inputs.find(info.name);
+    if (it == inputs.end()) {
+      error = "missing input '" + info.name + "' with shape " +
+              info.shapeString();
+      return false;
+    }
+    const HostTensor &t = it->second;
+    bool ok = t.shape.size() == info.shape.size();
+    for (size_t i = 0; ok && i < info.shape.size(); ++i)
+      ok = info.shape[i] < 0 ? t.shape[i] >= 1 : t.shape[i] == info.shape[i];
+    if (!ok) {
+      error = "input '" + info.name + "' has shape " + t.shapeString() +
+              " but the model expects " + info.shapeString();
+      for (int64_t size : t.shape)
+        if (size == 0)
+          error += " (a dimension of size 0 is not allowed)";
+      return false;
+    }
+    for (size_t i = 0; i < info.shape.size(); ++i) {
+      if (info.shape[i] >= 0)
+        continue;
+      auto [entry, inserted] =
+          bound.emplace(info.dims[i], std::make_pair(t.shape[i], info.name));
+      if (!inserted && entry->second.first != t.shape[i]) {
+        error = "runtime dim '" + info.dims[i] + "' is " +
+                std::to_string(entry->second.first) + " in input '" +
+                entry->second.second + "' but " + std::to_string(t.shape[i]) +
+                " in input '" + info.name + "'";
+        return false;
+      }
+    }
+  }
+  for (const auto &entry : inputs) {
+    bool known = false;
+    for (const TensorInfo &info : model->inputs())
+      known |= info.name == entry.first;
+    if (!known) {
+      std::string names;
+      for (const TensorInfo &info : model->inputs())
+        names += (names.empty() ? "" : ", ") + info.name;
+      error = "unknown input '" + entry.first + "'; the model's inputs are " +
+              names;
+      return false;
+    }
+  }
+  for (const TensorInfo &info : model->weights()) {
+    auto it = weights.find(info.name);
+    if (it == weights.end()) {
+      error = "missing weight '" + info.name + "' with shape " +
+              info.shapeString();
+      return false;
+    }
+    if (it->second.shape != info.shape) {
+      error = "weight '" + info.name + "' has shape " +
+              it->second.shapeString() + " but the model expects " +
+              info.shapeString();
+      return false;
+    }
+  }
+  outputs.clear();
+  for (const TensorInfo &info : model->outputs()) {
+    std::vector<int64_t> shape;
+    for (size_t i = 0; i < info.shape.size(); ++i) {
+      if (info.shape[i] >= 0) {
+        shape.push_back(info.shape[i]);
+        continue;
+      }
+      auto it = bound.find(info.dims[i]);
+      if (it == bound.end()) {
+        error = "cannot size output '" + info.name + "': runtime dim '" +
+                info.dims[i] + "' is not the size of any input";
+        return false;
+      }
+      shape.push_back(it->second.first);
+    }
+    outputs[info.name] = HostTensor(shape);
+  }
+  (void)describeShape;
+  return true;
+}
+
+/// A Halide view (innermost dim first) of a C-order host tensor.
+static Halide::Buffer<float> view(const HostTensor &t) {
+  std::vector<int> sizes(t.shape.rbegin(), t.shape.rend());
+  return Halide::Buffer<float>(const_cast<float *>(t.data.data()), sizes);
+}
+
+void JitModel::runPrepared(const TensorMap &inputs, const TensorMap &weights,
+                           TensorMap &outputs) {
+  std::vector<Halide::Buffer<float>> in, w, out;
+  for (const TensorInfo &info : model->inputs())
+    in.push_back(view(inputs.at(info.name)));
+  for (const TensorInfo &info : model->weights())
+    w.push_back(view(weights.at(info.name)));
+  for (const TensorInfo &info : model->outputs())
+    out.push_back(view(outputs.at(info.name)));
+  model->run(in, w, out);
+}
+
+bool JitModel::run(const TensorMap &inputs, const TensorMap &weights,
+                   TensorMap &outputs, std::string &error) {
+  if (!prepare(inputs, weights, outputs, error))
+    return false;
+  runPrepared(inputs, weights, outputs);
+  return true;
+}
+
+static uint64_t mix(uint64_t seed, const std::string &name) {
+  // FNV-1a over the name, mixed with the seed: stable across platforms.
+  uint64_t hash = 1469598103934665603ull ^ (seed * 0x9E3779B97F4A7C15ull);
+  for (unsigned char c : name) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+static bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+HostTensor randomTensor(const std::vector<int64_t> &shape, uint64_t seed,
+                        const std::string &name) {
+  HostTensor t(shape);
+  std::mt19937_64 rng(mix(seed, name));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float &value : t.data)
+    value = normal(rng);
+  return t;
+}
+
+TensorMap randomWeights(const std::vector<TensorInfo> &weights, uint64_t seed) {
+  TensorMap result;
+  for (const TensorInfo &info : weights) {
+    HostTensor t = randomTensor(info.shape, seed, info.name);
+    const std::string &name = info.name;
+    bool gain = endsWith(name, "norm.weight") || endsWith(name, "gamma");
+    bool offset = endsWith(name, "bias") || endsWith(name, "beta") ||
+                  endsWith(name, "rel_pos");
+    float scale = gain || offset ? 0.1f
+                  : info.shape.size() >= 2
+                      ? 1.0f / std::sqrt(float(info.shape[info.shape.size() - 2]))
+                      : 0.1f;
+    for (float &value : t.data)
+      value = (gain ? 1.0f : 0.0f) + scale * value;
+    result[name] = std::move(t);
+  }
+  return result;
+}
+
+bool inputShapes(const std::vector<TensorInfo> &inputs,
+                 const std::map<std::string, int64_t> &dims,
+                 std::vector<std::vector<int64_t>> &shapes, std::string &error) {
+  shapes.clear();
+  for (const TensorInfo &info : inputs) {
+    std::vector<int64_t> shape;
+    for (size_t i = 0; i < info.shape.size(); ++i) {
+      if (info.shape[i] >= 0) {
+        shape.push_back(info.shape[i]);
+        continue;
+      }
+      auto it = dims.find(info.dims[i]);
+      if (it == dims.end()) {
+        error = "input '" + info.name + "' has runtime dim '" + info.dims[i] +
+                "'; give its size with --dim " + info.dims[i] + "=<size>";
+        return false;
+      }
+      if (it->second < 1) {
+        error = "runtime dim '" + info.dims[i] + "' must be at least 1, not " +
+                std::to_string(it->second);
+        return false;
+      }
+      shape.push_back(it->second);
+    }
+    shapes.push_back(shape);
+  }
+  return true;
+}
+
+} // namespace attnc::codegen

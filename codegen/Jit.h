@@ -1,0 +1,82 @@
+//===- Jit.h - run a model pipeline on the host through the JIT ---*- C++ -*-===//
+//
+// This file declares JitModel: a ModelPipeline compiled for the host,
+// with the checks that make running it safe from the shell or a test:
+// input shapes against the model (runtime dims bound consistently, >= 1),
+// every weight present with its shape, outputs allocated from the bound
+// dims. It also declares the deterministic random weights and inputs
+// behind `--random-weights SEED`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_CODEGEN_JIT_H
+#define ATTNC_CODEGEN_JIT_H
+
+#include "codegen/Codegen.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnc::codegen {
+
+/// A dense f32 tensor in C order, owned by the host.
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+
+  HostTensor() = default;
+  explicit HostTensor(std::vector<int64_t> shape);
+  int64_t numElements() const;
+  std::string shapeString() const;
+};
+
+using TensorMap = std::map<std::string, HostTensor>;
+
+/// A model compiled for the host and ready to run.
+class JitModel {
+public:
+  /// Builds and JIT-compiles `model` (primitive ops). Errors are emitted as
+  /// MLIR diagnostics at the model's locations; returns null on failure.
+  static std::unique_ptr<JitModel> create(mlir::func::FuncOp model,
+                                          const CodegenOptions &options,
+                                          const Halide::Target &target);
+
+  ModelPipeline &pipeline() { return *model; }
+
+  /// Binds runtime dims from the inputs and allocates the outputs; returns
+  /// false with a message naming the tensor and both shapes on a mismatch.
+  bool prepare(const TensorMap &inputs, const TensorMap &weights,
+               TensorMap &outputs, std::string &error) const;
+
+  /// Runs on tensors already checked by prepare().
+  void runPrepared(const TensorMap &inputs, const TensorMap &weights,
+                   TensorMap &outputs);
+
+  /// prepare() + runPrepared().
+  bool run(const TensorMap &inputs, const TensorMap &weights,
+           TensorMap &outputs, std::string &error);
+
+private:
+  std::unique_ptr<ModelPipeline> model;
+};
+
+/// Deterministic random weights for every weight of `model` (seeded by
+/// `seed` and the weight's name, so adding a layer does not change the
+/// others): norm gains and scale-offset gammas 1 + 0.1 N(0,1); biases,
+/// betas and relative-position tables 0.1 N(0,1); matrices [in, out]
+/// N(0, 1/in).
+TensorMap randomWeights(const std::vector<TensorInfo> &weights, uint64_t seed);
+
+/// A deterministic N(0,1) tensor of `shape`, seeded by `seed` and `name`.
+HostTensor randomTensor(const std::vector<int64_t> &shape, uint64_t seed,
+                        const std::string &name);
+
+/// Shapes of the inputs with runtime dims bound from `dims` (`n` -> 1024);
+/// false with a message when a runtime dim is missing from `dims`.
+bool inputShapes(const std::vector<TensorInfo> &inputs,
+                 const std::map<std::string, int64_t> &dims,
+                 std::vector<std::vector<int64_t>> &shapes, std::string &error);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_CODEGEN_JIT_H

@@ -1,0 +1,188 @@
+//===- LinearAttention.cpp - attn -> Halide: linear attention -------------===//
+//
+// This file lowers attn.linear_attn (feature map, normalisation; the
+// non-causal form through the s x e state phi(K)^T V, the causal form
+// through row-wise masked scores until attn-chunk rewrites it) and
+// attn.chunked_linear, FLASH's global term: per-chunk K^T V states, an
+// exclusive prefix over chunks (causal) or their total, then Q . state.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/LoweringImpl.h"
+
+namespace attnc::codegen {
+
+using namespace Halide;
+namespace attn = mlir::attn;
+
+static Expr feature(attn::FeatureMap map, const Expr &x) {
+  switch (map) {
+  case attn::FeatureMap::identity: return x;
+  case attn::FeatureMap::elu1: return select(x > 0.0f, x + 1.0f, exp(x));
+  case attn::FeatureMap::relu: return max(x, 0.0f);
+  case attn::FeatureMap::silu: return x / (1.0f + exp(-x));
+  case attn::FeatureMap::exp: return exp(x);
+  }
+  return x;
+}
+
+/// Calls `f` (defined over MLIR-order vars) at an MLIR-order index.
+static Expr call(const Func &f, const Index &index) {
+  std::vector<Expr> reversed(index.rbegin(), index.rend());
+  return f(reversed);
+}
+
+static Index with(Index index, std::initializer_list<Expr> tail) {
+  index.insert(index.end(), tail.begin(), tail.end());
+  return index;
+}
+
+/// Materialises `map(t)` elementwise.
+static HTensor mapped(Lowering &lowering, const HTensor &t, attn::FeatureMap map,
+                      const char *name) {
+  HTensor out;
+  out.func = Func(name);
+  out.extents = t.extents;
+  std::vector<Var> vars = makeVars(t.rank(), "f");
+  define(out.func, vars, feature(map, t.at(toIndex(vars))));
+  lowering.scheduleElementwise(out, vars);
+  return out;
+}
+
+static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
+                                           attn::LinearAttnOp op) {
+  HTensor q = mapped(lowering, lowering.get(op.getQ()), op.getFeature(), "phi_q");
+  HTensor k = mapped(lowering, lowering.get(op.getK()), op.getFeature(), "phi_k");
+  const HTensor &v = lowering.get(op.getV());
+  size_t batchRank = q.rank() - 2;
+  Expr s = q.extents.back(), keys = k.extents[k.rank() - 2];
+  float scale = static_cast<float>(op.getScale());
+
+  HTensor out;
+  out.func = Func("linear_attn");
+  out.extents = lowering.extentsLike(op, with(Index(q.extents.begin(),
+                                                    q.extents.end() - 1),
+                                              {v.extents.back()}));
+  std::vector<Var> oVars = makeVars(batchRank, "b");
+  Var i("i"), e("e");
+  oVars.push_back(i);
+  oVars.push_back(e);
+  Index batch(oVars.begin(), oVars.begin() + batchRank);
+  Expr num, den;
+  std::vector<Func> rowFuncs;
+  if (!op.getCausal()) {
+    // state[c, e] = sum_j phi(k[j, c]) v[j, e]; z[c] = sum_j phi(k[j, c]).
+    std::vector<Var> sVars = makeVars(batchRank, "b");
+    Var sc("sc"), se("se");
+    sVars.push_back(sc);
+    sVars.push_back(se);
+    Index sBatch(sVars.begin(), sVars.begin() + batchRank);
+    RDom j(0, keys, "j");
+    Func state("kv_state"), z("k_sum");
+    define(state, sVars, sum(k.at(with(sBatch, {j, sc})) * v.at(with(sBatch, {j, se}))));
+    std::vector<Var> zVars(sVars.begin(), sVars.end() - 1);
+    define(z, zVars, sum(k.at(with(sBatch, {j, sc}))));
+    state.compute_root();
+    z.compute_root();
+    RDom c(0, s, "c");
+    num = sum(q.at(with(batch, {i, c})) * call(state, with(batch, {c, e})));
+    den = sum(q.at(with(batch, {i, c})) * call(z, with(batch, {c})));
+  } else {
+    // Row-wise masked scores a[j] = phi(q_i) . phi(k_j), j <= i.
+    std::vector<Var> aVars = makeVars(batchRank, "b");
+    Var ai("ai"), aj("aj");
+    aVars.push_back(ai);
+    aVars.push_back(aj);
+    Index aBatch(aVars.begin(), aVars.begin() + batchRank);
+    RDom c(0, s, "c");
+    Func scores("linear_scores");
+    define(scores, aVars, sum(q.at(with(aBatch, {ai, c})) * k.at(with(aBatch, {aj, c}))));
+    RDom j(0, keys, "j");
+    j.where(j <= i);
+    num = sum(call(scores, with(batch, {i, j})) * v.at(with(batch, {j, e})));
+    den = sum(call(scores, with(batch, {i, j})));
+    rowFuncs.push_back(scores);
+  }
+  Expr value = op.getNormalize() ? num / den : num;
+  define(out.func, oVars, scale * value);
+  lowering.scheduleElementwise(out, oVars);
+  for (Func &f : rowFuncs)
+    f.compute_at(out.func, i);
+  lowering.set(op, out);
+  return mlir::success();
+}
+
+static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
+                                              attn::ChunkedLinearOp op) {
+  const HTensor &q = lowering.get(op.getQ());
+  const HTensor &k = lowering.get(op.getK());
+  const HTensor &v = lowering.get(op.getV());
+  size_t batchRank = q.rank() - 2;
+  int chunk = static_cast<int>(op.getChunk());
+  Expr n = k.extents[k.rank() - 2];
+  Expr chunks = (n + (chunk - 1)) / chunk;
+  Expr s = q.extents.back();
+
+  // Per-chunk states S[g, c, e] = sum_{t in chunk g} k[t, c] v[t, e].
+  std::vector<Var> sVars = makeVars(batchRank, "b");
+  Var g("g"), c("c"), e("e");
+  sVars.push_back(g);
+  sVars.push_back(c);
+  sVars.push_back(e);
+  Index sBatch(sVars.begin(), sVars.begin() + batchRank);
+  RDom t(0, chunk, "t");
+  Expr pos = g * chunk + t;
+  t.where(pos < n);
+  Expr safe = clamp(pos, 0, n - 1);
+  Func states("chunk_states");
+  define(states, sVars, sum(k.at(with(sBatch, {safe, c})) * v.at(with(sBatch, {safe, e}))));
+  states.compute_root();
+  if (lowering.options.schedule == ScheduleKind::Default)
+    states.parallel(g).vectorize(e, 16, TailStrategy::GuardWithIf);
+
+  // Visible state per chunk: exclusive prefix (causal) or total.
+  Func visible("visible_state");
+  if (op.getCausal()) {
+    define(visible, sVars, 0.0f);
+    RDom rg(1, max(chunks - 1, 0), "rg");
+    Index cur = with(sBatch, {rg, c, e}), prev = with(sBatch, {rg - 1, c, e});
+    std::vector<Expr> curRev(cur.rbegin(), cur.rend());
+    visible(curRev) = call(visible, prev) + call(states, prev);
+  } else {
+    std::vector<Var> tVars = sVars;
+    RDom all(0, chunks, "all");
+    define(visible, tVars, sum(call(states, with(sBatch, {all, c, e}))));
+  }
+  visible.compute_root();
+
+  HTensor out;
+  out.func = Func("chunked_linear");
+  out.extents = lowering.extentsLike(op, with(Index(q.extents.begin(),
+                                                    q.extents.end() - 1),
+                                              {v.extents.back()}));
+  std::vector<Var> oVars = makeVars(batchRank, "b");
+  Var i("i"), oe("oe");
+  oVars.push_back(i);
+  oVars.push_back(oe);
+  Index batch(oVars.begin(), oVars.begin() + batchRank);
+  RDom rc(0, s, "rc");
+  Expr stateIndexChunk = op.getCausal() ? i / chunk : Expr(0);
+  Expr value = sum(q.at(with(batch, {i, rc})) *
+                   call(visible, with(batch, {stateIndexChunk, rc, oe})));
+  define(out.func, oVars, static_cast<float>(op.getScale()) * value);
+  lowering.scheduleElementwise(out, oVars);
+  lowering.set(op, out);
+  return mlir::success();
+}
+
+mlir::LogicalResult lowerLinearAttention(Lowering &lowering, mlir::Operation *op,
+                                         bool &handled) {
+  handled = true;
+  if (auto lin = mlir::dyn_cast<attn::LinearAttnOp>(op))
+    return lowerLinearAttn(lowering, lin);
+  if (auto chunked = mlir::dyn_cast<attn::ChunkedLinearOp>(op))
+    return lowerChunkedLinear(lowering, chunked);
+  handled = false;
+  return mlir::success();
+}
+
+} // namespace attnc::codegen

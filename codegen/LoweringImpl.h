@@ -1,0 +1,86 @@
+//===- LoweringImpl.h - shared state of the attn -> Halide lowering -*- C++ -*-===//
+//
+// This file declares the private pieces the per-op-family lowering files
+// share: HTensor (a Halide Func with its extents in MLIR axis order), the
+// index helpers that reverse MLIR's outermost-first order into Halide's
+// innermost-first order, and the Lowering class that maps SSA values to
+// HTensors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_CODEGEN_LOWERINGIMPL_H
+#define ATTNC_CODEGEN_LOWERINGIMPL_H
+
+#include "codegen/Codegen.h"
+
+#include "dsl/IR/AttnOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace attnc::codegen {
+
+using Index = std::vector<Halide::Expr>; ///< MLIR order, outermost first.
+
+/// A tensor value: a Func indexed innermost-first, with its extents in MLIR
+/// order (constants, or expressions of the input buffers' extents).
+struct HTensor {
+  Halide::Func func;
+  std::vector<Halide::Expr> extents;
+  bool materialized = false; ///< Has its own schedule (not inlined).
+
+  size_t rank() const { return extents.size(); }
+  /// Calls the Func at an MLIR-order index.
+  Halide::Expr at(const Index &index) const;
+};
+
+/// Fresh pure vars for a rank-`rank` Func, in MLIR order.
+std::vector<Halide::Var> makeVars(size_t rank, const std::string &prefix);
+/// Converts MLIR-order vars to an Index.
+Index toIndex(const std::vector<Halide::Var> &vars);
+/// Defines `func(vars...) = value` with vars in MLIR order.
+void define(Halide::Func &func, const std::vector<Halide::Var> &vars,
+            const Halide::Expr &value);
+
+/// Lowers the ops of one function, in order.
+class Lowering {
+public:
+  Lowering(const CodegenOptions &options) : options(options) {}
+
+  mlir::LogicalResult lowerFunction(mlir::func::FuncOp func);
+
+  std::vector<Halide::ImageParam> inputParams, weightParams;
+  std::vector<TensorInfo> inputs, weights, outputs;
+  std::vector<Halide::Func> outputFuncs;
+  const CodegenOptions &options;
+
+  const HTensor &get(mlir::Value value) const { return values.at(value); }
+  void set(mlir::Value value, HTensor tensor) { values[value] = std::move(tensor); }
+  /// Extents of a value's tensor type, resolved against known extents.
+  std::vector<Halide::Expr> extentsLike(mlir::Value value,
+                                        const std::vector<Halide::Expr> &from);
+
+  /// Applies the schedule of a materialised op result (see Schedule.cpp).
+  void scheduleElementwise(HTensor &tensor, const std::vector<Halide::Var> &vars);
+
+private:
+  mlir::LogicalResult lowerOp(mlir::Operation *op);
+
+  llvm::DenseMap<mlir::Value, HTensor> values;
+};
+
+// Per-family lowerings; each returns failure after emitting a diagnostic.
+mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op,
+                                     bool &handled);
+mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op,
+                                  bool &handled);
+mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op,
+                               bool &handled);
+mlir::LogicalResult lowerMatmul(Lowering &lowering, mlir::Operation *op,
+                                bool &handled);
+mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
+                                   bool &handled);
+mlir::LogicalResult lowerLinearAttention(Lowering &lowering,
+                                         mlir::Operation *op, bool &handled);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_CODEGEN_LOWERINGIMPL_H

@@ -1,0 +1,158 @@
+//===- Norms.cpp - attn -> Halide: normalisations and RoPE ----------------===//
+//
+// This file lowers layer_norm (two-pass mean and biased variance),
+// scale_norm, rms_norm and rope. RoPE angles are computed in double
+// precision (p * base^(-2i/r) reaches thousands of radians at long
+// sequences, where float32 would lose the phase) and tabulated once.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/LoweringImpl.h"
+
+namespace attnc::codegen {
+
+using namespace Halide;
+namespace attn = mlir::attn;
+
+namespace {
+/// Per-row reductions over the last axis of `in`.
+struct RowStats {
+  std::vector<Var> rowVars; ///< MLIR order, all axes but the last.
+  Index rowIndex;
+  Expr width;
+};
+
+RowStats rowStats(const HTensor &in) {
+  RowStats stats;
+  stats.rowVars = makeVars(in.rank() - 1, "r");
+  stats.rowIndex = toIndex(stats.rowVars);
+  stats.width = in.extents.back();
+  return stats;
+}
+
+Expr atRow(const HTensor &in, const Index &row, const Expr &c) {
+  Index index = row;
+  index.push_back(c);
+  return in.at(index);
+}
+
+void scheduleRowFunc(Lowering &lowering, Func &func,
+                     const std::vector<Var> &rowVars) {
+  func.compute_root();
+  if (lowering.options.schedule == ScheduleKind::Default && !rowVars.empty())
+    func.parallel(rowVars.back());
+}
+} // namespace
+
+/// `mean(x^2)` over the last axis, per row.
+static Func meanSquare(Lowering &lowering, const HTensor &in, const RowStats &s) {
+  Func ms("mean_square");
+  RDom r(0, s.width);
+  Expr x = atRow(in, s.rowIndex, r);
+  define(ms, s.rowVars, sum(x * x) / cast<float>(s.width));
+  scheduleRowFunc(lowering, ms, s.rowVars);
+  return ms;
+}
+
+static Expr callRow(const Func &f, const std::vector<Var> &rowVars) {
+  std::vector<Expr> reversed(rowVars.rbegin(), rowVars.rend());
+  return f(reversed);
+}
+
+mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op,
+                               bool &handled) {
+  handled = true;
+  if (mlir::isa<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp>(op)) {
+    const HTensor &in = lowering.get(op->getOperand(0));
+    RowStats s = rowStats(in);
+    HTensor t;
+    t.func = Func(op->getName().stripDialect().str());
+    t.extents = in.extents;
+    std::vector<Var> vars = s.rowVars;
+    vars.push_back(Var("c"));
+    Expr c = vars.back();
+    Expr x = in.at(toIndex(vars));
+    Expr value;
+    if (auto ln = mlir::dyn_cast<attn::LayerNormOp>(op)) {
+      Func mean("ln_mean"), var("ln_var");
+      RDom r(0, s.width);
+      define(mean, s.rowVars, sum(atRow(in, s.rowIndex, r)) / cast<float>(s.width));
+      scheduleRowFunc(lowering, mean, s.rowVars);
+      Expr centred = atRow(in, s.rowIndex, r) - callRow(mean, s.rowVars);
+      define(var, s.rowVars, sum(centred * centred) / cast<float>(s.width));
+      scheduleRowFunc(lowering, var, s.rowVars);
+      float eps = static_cast<float>(ln.getEps());
+      value = (x - callRow(mean, s.rowVars)) *
+              (1.0f / sqrt(callRow(var, s.rowVars) + eps));
+      if (ln.getWeight())
+        value = value * lowering.get(ln.getWeight()).at({c});
+      if (ln.getBias())
+        value = value + lowering.get(ln.getBias()).at({c});
+    } else if (auto rms = mlir::dyn_cast<attn::RmsNormOp>(op)) {
+      Func ms = meanSquare(lowering, in, s);
+      value = x * (1.0f / sqrt(callRow(ms, s.rowVars) +
+                               static_cast<float>(rms.getEps())));
+      if (rms.getWeight())
+        value = value * lowering.get(rms.getWeight()).at({c});
+    } else {
+      auto sn = mlir::cast<attn::ScaleNormOp>(op);
+      Func ms = meanSquare(lowering, in, s);
+      value = x *
+              (1.0f / sqrt(callRow(ms, s.rowVars) + static_cast<float>(sn.getEps()))) *
+              lowering.get(sn.getAlpha()).at({Expr(0)});
+    }
+    define(t.func, vars, value);
+    lowering.scheduleElementwise(t, vars);
+    lowering.set(op->getResult(0), t);
+    return mlir::success();
+  }
+  if (auto rope = mlir::dyn_cast<attn::RopeOp>(op)) {
+    const HTensor &in = lowering.get(rope.getX());
+    int half = static_cast<int>(rope.getRotaryDims() / 2);
+    int width = static_cast<int>(
+        mlir::cast<mlir::RankedTensorType>(rope.getType()).getShape().back());
+    // cos/sin of theta[p, i] = p * base^(-2i/r), in double precision.
+    Var i("i"), p("p");
+    Func cosTable("rope_cos"), sinTable("rope_sin");
+    Expr theta = cast<double>(p) *
+                 pow(Expr(rope.getBase()), -cast<double>(i) / Expr(double(half)));
+    cosTable(i, p) = cast<float>(cos(theta));
+    sinTable(i, p) = cast<float>(sin(theta));
+    for (Func *table : {&cosTable, &sinTable}) {
+      table->compute_root();
+      if (lowering.options.schedule == ScheduleKind::Default)
+        table->parallel(p);
+    }
+    HTensor t;
+    t.func = Func("rope");
+    t.extents = in.extents;
+    std::vector<Var> vars = makeVars(t.rank(), "e");
+    Index index = toIndex(vars);
+    Expr c = vars.back(), pos = vars[vars.size() - 2];
+    auto x = [&](Expr feature) {
+      Index shifted = index;
+      shifted.back() = clamp(feature, 0, width - 1);
+      return in.at(shifted);
+    };
+    Expr value;
+    if (rope.getMode() == attn::RopeMode::half) {
+      Expr pair = clamp(select(c < half, c, c - half), 0, half - 1);
+      Expr cs = cosTable(pair, pos), sn = sinTable(pair, pos);
+      value = select(c < half, x(c) * cs - x(c + half) * sn,
+                     c < 2 * half, x(c) * cs + x(c - half) * sn, x(c));
+    } else {
+      Expr pair = clamp(c / 2, 0, half - 1);
+      Expr cs = cosTable(pair, pos), sn = sinTable(pair, pos);
+      value = select(c >= 2 * half, x(c),
+                     c % 2 == 0, x(c) * cs - x(c + 1) * sn,
+                     x(c) * cs + x(c - 1) * sn);
+    }
+    define(t.func, vars, value);
+    lowering.scheduleElementwise(t, vars);
+    lowering.set(rope, t);
+    return mlir::success();
+  }
+  handled = false;
+  return mlir::success();
+}
+
+} // namespace attnc::codegen

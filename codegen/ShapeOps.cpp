@@ -1,0 +1,61 @@
+//===- ShapeOps.cpp - attn -> Halide: split, transpose, row ---------------===//
+//
+// This file lowers the ops that only re-index their operand. They are
+// inlined into their consumers (no storage of their own).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/LoweringImpl.h"
+
+namespace attnc::codegen {
+
+using namespace Halide;
+namespace attn = mlir::attn;
+
+mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op,
+                                  bool &handled) {
+  handled = true;
+  if (auto split = mlir::dyn_cast<attn::SplitOp>(op)) {
+    const HTensor &in = lowering.get(split.getX());
+    int64_t offset = 0;
+    for (auto [result, size] : llvm::zip(split.getResults(), split.getSizes())) {
+      HTensor t;
+      t.func = Func("split");
+      t.extents = in.extents;
+      t.extents.back() = Expr(int(size));
+      std::vector<Var> vars = makeVars(t.rank(), "s");
+      Index index = toIndex(vars);
+      index.back() = index.back() + int(offset);
+      define(t.func, vars, in.at(index));
+      lowering.set(result, t);
+      offset += size;
+    }
+    return mlir::success();
+  }
+  if (auto transpose = mlir::dyn_cast<attn::TransposeOp>(op)) {
+    const HTensor &in = lowering.get(transpose.getX());
+    HTensor t;
+    t.func = Func("transpose");
+    t.extents = in.extents;
+    std::swap(t.extents[t.rank() - 1], t.extents[t.rank() - 2]);
+    std::vector<Var> vars = makeVars(t.rank(), "t");
+    Index index = toIndex(vars);
+    std::swap(index[index.size() - 1], index[index.size() - 2]);
+    define(t.func, vars, in.at(index));
+    lowering.set(transpose, t);
+    return mlir::success();
+  }
+  if (auto row = mlir::dyn_cast<attn::RowOp>(op)) {
+    const HTensor &in = lowering.get(row.getP());
+    HTensor t;
+    t.func = Func("row");
+    t.extents = {in.extents[1]};
+    Var c("c");
+    t.func(c) = in.at({Expr(int(row.getIndex())), c});
+    lowering.set(row, t);
+    return mlir::success();
+  }
+  handled = false;
+  return mlir::success();
+}
+
+} // namespace attnc::codegen

@@ -1,0 +1,165 @@
+//===- Error.cpp - statuses, messages and tensor checks -------------------===//
+//
+// This file implements the runtime's thread-local error message, the status
+// names, the message formatting helpers, and attn_tensor_check, which
+// generated entry points call on every caller-owned buffer before running.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Error.h"
+
+#include <cstdio>
+#include <limits>
+
+using namespace attnc::runtime;
+
+namespace {
+
+/// The message behind attn_error_message(); one per thread.
+thread_local std::string lastErrorMessage;
+
+/// Formats the expected shape of attn_tensor_check: fixed sizes as numbers,
+/// runtime sizes by their name, or "?" if they have none.
+std::string formatExpected(const int64_t *shape, int32_t rank,
+                           const char *const *dimNames) {
+  std::string out = "[";
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i)
+      out += ", ";
+    if (shape[i] >= 0)
+      out += std::to_string(shape[i]);
+    else if (dimNames && dimNames[i])
+      out += dimNames[i];
+    else
+      out += "?";
+  }
+  return out + "]";
+}
+
+} // namespace
+
+attn_status attnc::runtime::setError(attn_status status, std::string message) {
+  try {
+    lastErrorMessage = std::move(message);
+  } catch (...) {
+    // Fits the small-string buffer (or the old capacity): cannot allocate.
+    lastErrorMessage.assign("out of memory");
+  }
+  return status;
+}
+
+std::string attnc::runtime::formatShape(const int64_t *shape, size_t rank) {
+  std::string out = "[";
+  for (size_t i = 0; i < rank; ++i) {
+    if (i)
+      out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+bool attnc::runtime::shapeElementCount(const int64_t *shape, size_t rank,
+                                       int64_t &count) {
+  int64_t n = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0)
+      return false;
+    if (shape[i] != 0 && n > std::numeric_limits<int64_t>::max() / shape[i])
+      return false;
+    n *= shape[i];
+  }
+  count = n;
+  return true;
+}
+
+std::string attnc::runtime::quote(const std::string &text) {
+  std::string out = "'";
+  for (unsigned char c : text) {
+    if (c < 0x20 || c >= 0x7f || c == '\\' || c == '\'') {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "'";
+}
+
+extern "C" {
+
+const char *attn_status_string(attn_status status) {
+  switch (status) {
+  case ATTN_OK:
+    return "ok";
+  case ATTN_ERROR_IO:
+    return "io error";
+  case ATTN_ERROR_FORMAT:
+    return "format error";
+  case ATTN_ERROR_MISSING:
+    return "missing weight";
+  case ATTN_ERROR_SHAPE:
+    return "shape error";
+  case ATTN_ERROR_DTYPE:
+    return "dtype error";
+  case ATTN_ERROR_ARGUMENT:
+    return "invalid argument";
+  case ATTN_ERROR_RUNTIME:
+    return "runtime error";
+  case ATTN_ERROR_OUT_OF_MEMORY:
+    return "out of memory";
+  }
+  return "unknown status";
+}
+
+const char *attn_error_message(void) { return lastErrorMessage.c_str(); }
+
+attn_status attn_set_error(attn_status status, const char *message) {
+  return setError(status, message ? std::string(message) : std::string());
+}
+
+attn_status attn_tensor_check(const attn_tensor *t, const char *name,
+                              int32_t rank, const int64_t *expected_shape,
+                              const char *const *dim_names) {
+  return guard("attn_tensor_check", [&]() -> attn_status {
+    std::string what = name ? name : "tensor";
+    if (rank < 0 || rank > ATTN_MAX_RANK)
+      return setError(ATTN_ERROR_ARGUMENT,
+                      "expected rank " + std::to_string(rank) + " of " + what +
+                          " is outside 0.." + std::to_string(ATTN_MAX_RANK));
+    if (rank > 0 && !expected_shape)
+      return setError(ATTN_ERROR_ARGUMENT,
+                      "no expected shape given for " + what);
+    if (!t)
+      return setError(ATTN_ERROR_ARGUMENT, what + " is a null tensor");
+    if (t->rank < 0 || t->rank > ATTN_MAX_RANK)
+      return setError(ATTN_ERROR_ARGUMENT,
+                      what + " has rank " + std::to_string(t->rank) +
+                          " outside 0.." + std::to_string(ATTN_MAX_RANK));
+    std::string actual = formatShape(t->shape, static_cast<size_t>(t->rank));
+    std::string expected = formatExpected(expected_shape, rank, dim_names);
+    if (!t->data)
+      return setError(ATTN_ERROR_ARGUMENT,
+                      what + " with shape " + actual + " has no data");
+    for (int32_t i = 0; i < t->rank; ++i)
+      if (t->shape[i] <= 0)
+        return setError(ATTN_ERROR_SHAPE,
+                        what + " has shape " + actual + " with size " +
+                            std::to_string(t->shape[i]) + " on axis " +
+                            std::to_string(i) +
+                            "; every size must be at least 1");
+    bool matches = t->rank == rank;
+    for (int32_t i = 0; matches && i < rank; ++i)
+      matches = expected_shape[i] < 0 || expected_shape[i] == t->shape[i];
+    if (!matches)
+      return setError(ATTN_ERROR_SHAPE, what + " has shape " + actual +
+                                            " but the model expects " +
+                                            expected);
+    int64_t count = 0;
+    if (!shapeElementCount(t->shape, static_cast<size_t>(t->rank), count))
+      return setError(ATTN_ERROR_SHAPE, what + " has shape " + actual +
+                                            " whose element count overflows");
+    return ATTN_OK;
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,56 @@
+//===- Commands.h - attnc's subcommands ----------------------------*- C++ -*-===//
+//
+// This file declares the options shared by `attnc run` and `attnc bench`
+// and the functions that carry out each subcommand. attnc.cpp parses the
+// command line into these and calls them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_TOOLS_ATTNC_COMMANDS_H
+#define ATTNC_TOOLS_ATTNC_COMMANDS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnc::driver {
+
+/// What `run` and `bench` need to load, bind and execute a model.
+struct RunOptions {
+  std::string file;
+  std::string model;
+  std::string weights;              ///< safetensors path, or ""
+  int64_t randomWeights = -1;       ///< seed, or -1
+  std::vector<std::string> inputs;  ///< NAME=FILE.npy
+  std::vector<std::string> outputs; ///< NAME=FILE.npy
+  int64_t randomInputs = -1;        ///< seed, or -1
+  std::vector<std::string> dims;    ///< NAME=SIZE for random inputs
+  int threads = 0;                  ///< 0: all cores
+  std::string target = "host";
+  std::string schedule = "default";
+  std::string saveWeights;          ///< write the weights used, or ""
+  // bench only
+  int warmup = 2;
+  int iterations = 10;
+  double minSeconds = 1.0;
+};
+
+/// `attnc run`: returns the process exit code.
+int runCommand(const RunOptions &options);
+/// `attnc bench`: returns the process exit code.
+int benchCommand(const RunOptions &options);
+
+/// What `attnc compile` needs.
+struct CompileOptions {
+  std::string file;
+  std::string model;
+  std::string target = "host";
+  std::string outputDir;
+  std::string schedule = "default";
+};
+
+/// `attnc compile`: writes lib<model>.a and <model>.h; returns the exit code.
+int compileCommand(const CompileOptions &options);
+
+} // namespace attnc::driver
+
+#endif // ATTNC_TOOLS_ATTNC_COMMANDS_H

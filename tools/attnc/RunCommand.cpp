@@ -1,0 +1,296 @@
+//===- RunCommand.cpp - attnc run and attnc bench -------------------------===//
+//
+// This file implements `attnc run` (load a model, bind weights and inputs,
+// run through the JIT, write or summarise the outputs) and `attnc bench`
+// (the same, timed: warm-up runs, then repeated runs; median and min time
+// and GFLOP/s by the formulas of spec §5).
+//
+//===----------------------------------------------------------------------===//
+#include "tools/attnc/Commands.h"
+#include "tools/attnc/Driver.h"
+
+#include "codegen/Jit.h"
+#include "runtime/Npy.h"
+#include "runtime/Safetensors.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <numeric>
+
+namespace attnc::driver {
+
+using codegen::HostTensor;
+using codegen::TensorMap;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double millisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+int fail(const std::string &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return 1;
+}
+
+bool splitAssignment(const std::string &text, std::string &name,
+                     std::string &value) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return false;
+  name = text.substr(0, eq);
+  value = text.substr(eq + 1);
+  return true;
+}
+
+/// Everything a run needs, loaded and checked.
+struct Prepared {
+  mlir::MLIRContext context;
+  dsl::FrontendResult front;
+  mlir::func::FuncOp layerModel; ///< Before expansion (for FLOPs).
+  mlir::OwningOpRef<mlir::ModuleOp> layerModule;
+  std::unique_ptr<codegen::JitModel> jit;
+  TensorMap inputs, weights, outputs;
+  std::map<std::string, int64_t> dims; ///< Bound runtime dims.
+  double compileMs = 0;
+};
+
+bool loadWeights(const RunOptions &options, const codegen::ModelPipeline &model,
+                 TensorMap &weights, std::string &error) {
+  if (!options.weights.empty() && options.randomWeights >= 0) {
+    error = "give either --weights or --random-weights, not both";
+    return false;
+  }
+  if (options.randomWeights >= 0) {
+    weights = codegen::randomWeights(model.weights(),
+                                     uint64_t(options.randomWeights));
+    return true;
+  }
+  if (options.weights.empty()) {
+    if (model.weights().empty())
+      return true;
+    error = "the model has " + std::to_string(model.weights().size()) +
+            " weights (first: '" + model.weights().front().name + "' " +
+            model.weights().front().shapeString() +
+            "); give --weights FILE.safetensors or --random-weights SEED";
+    return false;
+  }
+  runtime::SafetensorsFile file;
+  runtime::Result result = runtime::readSafetensors(options.weights, file);
+  if (!result.ok()) {
+    error = result.message;
+    return false;
+  }
+  std::vector<std::string> extra;
+  for (runtime::SafetensorsTensor &tensor : file.tensors) {
+    bool used = std::any_of(model.weights().begin(), model.weights().end(),
+                            [&](const codegen::TensorInfo &info) {
+                              return info.name == tensor.name;
+                            });
+    if (!used) {
+      HostTensor shape;
+      shape.shape = tensor.shape;
+      extra.push_back("'" + tensor.name + "' " + shape.shapeString());
+      continue;
+    }
+    HostTensor t;
+    t.shape = tensor.shape;
+    t.data = std::move(tensor.data);
+    weights[tensor.name] = std::move(t);
+  }
+  if (!extra.empty()) {
+    error = options.weights + " has " + std::to_string(extra.size()) +
+            " tensor(s) the model does not use: ";
+    for (size_t i = 0; i < extra.size(); ++i)
+      error += (i ? ", " : "") + extra[i];
+    return false;
+  }
+  return true;
+}
+
+bool loadInputs(const RunOptions &options, const codegen::ModelPipeline &model,
+                TensorMap &inputs, std::string &error) {
+  for (const std::string &spec : options.inputs) {
+    std::string name, path;
+    if (!splitAssignment(spec, name, path)) {
+      error = "expected --input NAME=FILE.npy, got '" + spec + "'";
+      return false;
+    }
+    runtime::NpyArray array;
+    runtime::Result result = runtime::readNpy(path, array);
+    if (!result.ok()) {
+      error = result.message;
+      return false;
+    }
+    HostTensor t;
+    t.shape = array.shape;
+    t.data = std::move(array.data);
+    inputs[name] = std::move(t);
+  }
+  if (options.randomInputs < 0)
+    return true;
+  std::map<std::string, int64_t> dims;
+  for (const std::string &spec : options.dims) {
+    std::string name, value;
+    char *end = nullptr;
+    if (!splitAssignment(spec, name, value) ||
+        (dims[name] = std::strtoll(value.c_str(), &end, 10), *end != '\0')) {
+      error = "expected --dim NAME=SIZE, got '" + spec + "'";
+      return false;
+    }
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  if (!codegen::inputShapes(model.inputs(), dims, shapes, error))
+    return false;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const std::string &name = model.inputs()[i].name;
+    if (!inputs.count(name))
+      inputs[name] = codegen::randomTensor(shapes[i],
+                                           uint64_t(options.randomInputs), name);
+  }
+  return true;
+}
+
+std::unique_ptr<Prepared> prepare(const RunOptions &options) {
+  auto p = std::make_unique<Prepared>();
+  prepareContext(p->context);
+  p->front = loadFile(options.file, p->context, llvm::errs());
+  if (!p->front.ok)
+    return nullptr;
+  mlir::ModuleOp module = *p->front.module;
+  // Keep the layer-level IR for FLOP counting.
+  p->layerModule = mlir::cast<mlir::ModuleOp>(module->clone());
+  mlir::func::FuncOp selected = findModel(module, options.model);
+  if (!selected || mlir::failed(lowerToPrimitives(module)))
+    return nullptr;
+  p->layerModel = findModel(*p->layerModule, selected.getSymName());
+
+  codegen::CodegenOptions codegenOptions;
+  if (options.schedule == "naive")
+    codegenOptions.schedule = codegen::ScheduleKind::Naive;
+  else if (options.schedule != "default") {
+    fail("unknown schedule '" + options.schedule + "'; expected default or naive");
+    return nullptr;
+  }
+  Halide::Target target;
+  std::string error;
+  if (!codegen::parseTarget(options.target, target, error)) {
+    fail(error);
+    return nullptr;
+  }
+  if (target.has_gpu_feature() && !Halide::host_supports_target_device(target)) {
+    fail("target '" + options.target +
+         "' needs a GPU, and none is usable here; use 'attnc compile' to "
+         "build for it");
+    return nullptr;
+  }
+  if (options.threads > 0)
+    setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+  auto start = Clock::now();
+  p->jit = codegen::JitModel::create(selected, codegenOptions, target);
+  if (!p->jit)
+    return nullptr;
+  p->compileMs = millisSince(start);
+
+  codegen::ModelPipeline &model = p->jit->pipeline();
+  if (!loadWeights(options, model, p->weights, error) ||
+      !loadInputs(options, model, p->inputs, error) ||
+      !p->jit->prepare(p->inputs, p->weights, p->outputs, error)) {
+    fail(error);
+    return nullptr;
+  }
+  if (!options.saveWeights.empty()) {
+    std::vector<runtime::SafetensorsTensorRef> refs;
+    for (const auto &[name, t] : p->weights)
+      refs.push_back({name, t.shape, t.data.data()});
+    runtime::Result saved = runtime::writeSafetensors(options.saveWeights, refs);
+    if (!saved.ok()) {
+      fail(saved.message);
+      return nullptr;
+    }
+  }
+  // Runtime dims as bound by the inputs (for FLOPs).
+  for (const codegen::TensorInfo &info : model.inputs())
+    for (size_t i = 0; i < info.shape.size(); ++i)
+      if (info.shape[i] < 0)
+        p->dims[info.dims[i]] = p->inputs.at(info.name).shape[i];
+  return p;
+}
+} // namespace
+
+int runCommand(const RunOptions &options) {
+  std::unique_ptr<Prepared> p = prepare(options);
+  if (!p)
+    return 1;
+  auto start = Clock::now();
+  p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+  double runMs = millisSince(start);
+
+  std::map<std::string, std::string> outputFiles;
+  for (const std::string &spec : options.outputs) {
+    std::string name, path;
+    if (!splitAssignment(spec, name, path))
+      return fail("expected --output NAME=FILE.npy, got '" + spec + "'");
+    if (!p->outputs.count(name)) {
+      std::string names;
+      for (const auto &entry : p->outputs)
+        names += (names.empty() ? "" : ", ") + entry.first;
+      return fail("unknown output '" + name + "'; the model's outputs are " +
+                  names);
+    }
+    outputFiles[name] = path;
+  }
+  for (const auto &[name, t] : p->outputs) {
+    double sum = 0, absSum = 0;
+    for (float v : t.data) {
+      sum += v;
+      absSum += std::abs(v);
+    }
+    llvm::outs() << name << ": shape " << t.shapeString() << ", checksum sum "
+                 << llvm::format("%.6e", sum) << ", mean |y| "
+                 << llvm::format("%.6e", absSum / double(t.data.size())) << "\n";
+    auto file = outputFiles.find(name);
+    if (file != outputFiles.end()) {
+      runtime::Result written = runtime::writeNpy(file->second, t.shape,
+                                                  t.data.data());
+      if (!written.ok())
+        return fail(written.message);
+    }
+  }
+  llvm::outs() << "time: compile " << llvm::format("%.1f", p->compileMs)
+               << " ms, run " << llvm::format("%.2f", runMs) << " ms\n";
+  return 0;
+}
+
+int benchCommand(const RunOptions &options) {
+  std::unique_ptr<Prepared> p = prepare(options);
+  if (!p)
+    return 1;
+  for (int i = 0; i < options.warmup; ++i)
+    p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+  std::vector<double> times;
+  auto begin = Clock::now();
+  while (int(times.size()) < options.iterations ||
+         (millisSince(begin) < options.minSeconds * 1000 && times.size() < 1000)) {
+    auto start = Clock::now();
+    p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+    times.push_back(millisSince(start));
+  }
+  std::sort(times.begin(), times.end());
+  double median = times[times.size() / 2];
+  double flops = countFlops(p->layerModel, p->dims);
+  llvm::outs() << "median " << llvm::format("%.3f", median) << " ms, min "
+               << llvm::format("%.3f", times.front()) << " ms, "
+               << llvm::format("%.1f", flops / (median * 1e6)) << " GFLOP/s ("
+               << times.size() << " runs, "
+               << llvm::format("%.3f", flops / 1e9) << " GFLOP per run)\n";
+  return 0;
+}
+
+} // namespace attnc::driver
