@@ -13,3 +13,42 @@ function(attn_add_unittest name)
   target_compile_options(${name} PRIVATE ${ATTNC_NO_RTTI_FLAGS})
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# attnc_add_model(<target> MODEL <file.attn> [TARGET <halide target>]
+#                 [MODEL_NAME <name>])
+# Compiles a model with `attnc compile` at build time into
+# lib<target>.a + <target>.h (C entry points <target>_weights_bind and
+# <target>_run) and defines <target>, an INTERFACE library that links the
+# kernel, the attnc runtime and the system libraries it needs. TARGET
+# defaults to host; MODEL_NAME picks a model when the file defines several.
+function(attnc_add_model target)
+  cmake_parse_arguments(ARG "" "MODEL;TARGET;MODEL_NAME" "" ${ARGN})
+  if(NOT ARG_MODEL)
+    message(FATAL_ERROR "attnc_add_model(${target}): MODEL <file.attn> is required")
+  endif()
+  if(NOT ARG_TARGET)
+    set(ARG_TARGET host)
+  endif()
+  get_filename_component(model_path "${ARG_MODEL}" ABSOLUTE)
+  set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.attnc")
+  set(library "${out_dir}/lib${target}.a")
+  set(model_option "")
+  if(ARG_MODEL_NAME)
+    set(model_option --model ${ARG_MODEL_NAME})
+  endif()
+  add_custom_command(
+    OUTPUT "${library}" "${out_dir}/${target}.h" "${out_dir}/${target}_kernel.h"
+    COMMAND attnc compile "${model_path}" ${model_option}
+            --target ${ARG_TARGET} --name ${target} -o "${out_dir}"
+    DEPENDS attnc "${model_path}"
+    COMMENT "attnc: compiling ${ARG_MODEL} for ${ARG_TARGET}"
+    VERBATIM)
+  add_custom_target(${target}_attnc DEPENDS "${library}")
+  find_package(Threads REQUIRED)
+  add_library(${target} INTERFACE)
+  add_dependencies(${target} ${target}_attnc)
+  target_include_directories(${target} INTERFACE "${out_dir}"
+    "${PROJECT_SOURCE_DIR}/runtime" "${ATTNC_HALIDE_INCLUDE_DIR}")
+  target_link_libraries(${target} INTERFACE "${library}" AttnRuntime
+    Threads::Threads ${CMAKE_DL_LIBS})
+endfunction()

@@ -20,12 +20,15 @@ namespace attnc::codegen {
 
 /// Compiles `pipeline` for `target` into `dir`; appends the files written
 /// to `written`. Returns false with `error` set on failure.
+/// `name` (a C identifier) names the files and functions; "" means the
+/// model's name.
 bool compileAot(ModelPipeline &pipeline, const Halide::Target &target,
-                const std::string &dir, std::vector<std::string> &written,
-                std::string &error);
+                const std::string &dir, const std::string &name,
+                std::vector<std::string> &written, std::string &error);
 
-/// The text of <model>.h (exposed for tests).
-std::string generateWrapperHeader(const ModelPipeline &pipeline);
+/// The text of <name>.h (exposed for tests).
+std::string generateWrapperHeader(const ModelPipeline &pipeline,
+                                  const std::string &name);
 
 /// A C identifier for a tensor name (`flash_0.norm.weight` ->
 /// `flash_0_norm_weight`).

@@ -123,14 +123,21 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
                    sum(scoreAt(weights, head, oi, key) * v.at(vIndex)) / total,
                    0.0f);
     rowFuncs = {scores, rowMax, weights, rowSum};
+    if (!lowering.rowScratch()) {
+      // GPU: row statistics at root, scores and weights recomputed inline.
+      lowering.scheduleRoot(rowMax, rVars, /*vectorize=*/false);
+      lowering.scheduleRoot(rowSum, rVars, /*vectorize=*/false);
+      rowFuncs.clear();
+    }
   } else {
     value = sum(scoreAt(scores, head, oi, key) * v.at(vIndex));
   }
   define(out.func, oVars, value);
   lowering.scheduleElementwise(out, oVars);
-  // Scores and row statistics live for one query row at a time.
-  for (Func &f : rowFuncs)
-    f.compute_at(out.func, oi);
+  // CPU: scores and row statistics live for one query row at a time.
+  if (lowering.rowScratch())
+    for (Func &f : rowFuncs)
+      f.compute_at(out.func, oi);
   lowering.set(attention, out);
   return mlir::success();
 }

@@ -39,6 +39,8 @@ enum class ScheduleKind {
 
 struct CodegenOptions {
   ScheduleKind schedule = ScheduleKind::Default;
+  /// Map root stages onto GPU blocks and threads (CUDA targets).
+  bool gpu = false;
 };
 
 /// A model lowered to a Halide pipeline.

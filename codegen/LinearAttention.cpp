@@ -81,8 +81,8 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
     define(state, sVars, sum(k.at(with(sBatch, {j, sc})) * v.at(with(sBatch, {j, se}))));
     std::vector<Var> zVars(sVars.begin(), sVars.end() - 1);
     define(z, zVars, sum(k.at(with(sBatch, {j, sc}))));
-    state.compute_root();
-    z.compute_root();
+    lowering.scheduleRoot(state, sVars);
+    lowering.scheduleRoot(z, zVars, /*vectorize=*/false);
     RDom c(0, s, "c");
     num = sum(q.at(with(batch, {i, c})) * call(state, with(batch, {c, e})));
     den = sum(q.at(with(batch, {i, c})) * call(z, with(batch, {c})));
@@ -105,8 +105,9 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
   Expr value = op.getNormalize() ? num / den : num;
   define(out.func, oVars, scale * value);
   lowering.scheduleElementwise(out, oVars);
-  for (Func &f : rowFuncs)
-    f.compute_at(out.func, i);
+  if (lowering.rowScratch())
+    for (Func &f : rowFuncs)
+      f.compute_at(out.func, i);
   lowering.set(op, out);
   return mlir::success();
 }
@@ -135,9 +136,7 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
   Expr safe = clamp(pos, 0, n - 1);
   Func states("chunk_states");
   define(states, sVars, sum(k.at(with(sBatch, {safe, c})) * v.at(with(sBatch, {safe, e}))));
-  states.compute_root();
-  if (lowering.options.schedule == ScheduleKind::Default)
-    states.parallel(g).vectorize(e, 16, TailStrategy::GuardWithIf);
+  lowering.scheduleRoot(states, sVars);
 
   // Visible state per chunk: exclusive prefix (causal) or total.
   Func visible("visible_state");
@@ -147,12 +146,15 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
     Index cur = with(sBatch, {rg, c, e}), prev = with(sBatch, {rg - 1, c, e});
     std::vector<Expr> curRev(cur.rbegin(), cur.rend());
     visible(curRev) = call(visible, prev) + call(states, prev);
+    if (lowering.options.gpu)
+      visible.update().gpu_tile(e, c, Var("bx"), Var("by"), Var("tx"),
+                                Var("ty"), 16, 8, TailStrategy::GuardWithIf);
   } else {
     std::vector<Var> tVars = sVars;
     RDom all(0, chunks, "all");
     define(visible, tVars, sum(call(states, with(sBatch, {all, c, e}))));
   }
-  visible.compute_root();
+  lowering.scheduleRoot(visible, sVars);
 
   HTensor out;
   out.func = Func("chunked_linear");

@@ -90,12 +90,32 @@ std::vector<Expr> Lowering::extentsLike(mlir::Value value,
 
 void Lowering::scheduleElementwise(HTensor &tensor, const std::vector<Var> &vars) {
   tensor.materialized = true;
-  tensor.func.compute_root();
-  if (options.schedule == ScheduleKind::Naive || vars.empty())
+  scheduleRoot(tensor.func, vars);
+}
+
+void Lowering::scheduleRoot(Func func, const std::vector<Var> &vars,
+                            bool vectorize) {
+  func.compute_root();
+  if (vars.empty())
     return;
-  tensor.func.vectorize(vars.back(), 16, TailStrategy::GuardWithIf);
+  if (options.gpu) {
+    Var bx("bx"), by("by"), tx("tx"), ty("ty");
+    if (vars.size() >= 2)
+      func.gpu_tile(vars.back(), vars[vars.size() - 2], bx, by, tx, ty, 16, 8,
+                    TailStrategy::GuardWithIf);
+    else
+      func.gpu_tile(vars.back(), bx, tx, 64, TailStrategy::GuardWithIf);
+    return;
+  }
+  if (options.schedule == ScheduleKind::Naive)
+    return;
+  if (!vectorize) {
+    func.parallel(vars.back());
+    return;
+  }
+  func.vectorize(vars.back(), 16, TailStrategy::GuardWithIf);
   if (vars.size() >= 2)
-    tensor.func.parallel(vars[vars.size() - 2]);
+    func.parallel(vars[vars.size() - 2]);
 }
 
 mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {

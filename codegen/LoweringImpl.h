@@ -58,8 +58,18 @@ public:
   std::vector<Halide::Expr> extentsLike(mlir::Value value,
                                         const std::vector<Halide::Expr> &from);
 
-  /// Applies the schedule of a materialised op result (see Schedule.cpp).
+  /// Applies the schedule of a materialised op result: computed at root;
+  /// on CPU (Default) the innermost var vectorised and the next one
+  /// parallel; on GPU the two innermost vars tiled over blocks and threads.
   void scheduleElementwise(HTensor &tensor, const std::vector<Halide::Var> &vars);
+  /// The same for an internal stage `func` with MLIR-order `vars`; with
+  /// `vectorize` false the CPU schedule only parallelises the innermost var
+  /// (per-row reductions).
+  void scheduleRoot(Halide::Func func, const std::vector<Halide::Var> &vars,
+                    bool vectorize = true);
+  /// Whether per-row scratch stages can be computed at a row of their
+  /// consumer (CPU); on GPU they are inlined instead.
+  bool rowScratch() const { return !options.gpu; }
 
 private:
   mlir::LogicalResult lowerOp(mlir::Operation *op);

@@ -37,9 +37,7 @@ Expr atRow(const HTensor &in, const Index &row, const Expr &c) {
 
 void scheduleRowFunc(Lowering &lowering, Func &func,
                      const std::vector<Var> &rowVars) {
-  func.compute_root();
-  if (lowering.options.schedule == ScheduleKind::Default && !rowVars.empty())
-    func.parallel(rowVars.back());
+  lowering.scheduleRoot(func, rowVars, /*vectorize=*/false);
 }
 } // namespace
 
@@ -117,11 +115,8 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op,
                  pow(Expr(rope.getBase()), -cast<double>(i) / Expr(double(half)));
     cosTable(i, p) = cast<float>(cos(theta));
     sinTable(i, p) = cast<float>(sin(theta));
-    for (Func *table : {&cosTable, &sinTable}) {
-      table->compute_root();
-      if (lowering.options.schedule == ScheduleKind::Default)
-        table->parallel(p);
-    }
+    for (Func *table : {&cosTable, &sinTable})
+      lowering.scheduleRoot(*table, {p, i});
     HTensor t;
     t.func = Func("rope");
     t.extents = in.extents;

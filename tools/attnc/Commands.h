@@ -45,6 +45,7 @@ struct CompileOptions {
   std::string model;
   std::string target = "host";
   std::string outputDir;
+  std::string name; ///< Files and C functions are named after it; "" = model.
   std::string schedule = "default";
 };
 

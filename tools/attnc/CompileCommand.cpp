@@ -43,6 +43,7 @@ int compileCommand(const CompileOptions &options) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
+  codegenOptions.gpu = target.has_gpu_feature();
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir)) {
     llvm::errs() << "error: cannot create '" << options.outputDir
                  << "': " << ec.message() << "\n";
@@ -53,8 +54,14 @@ int compileCommand(const CompileOptions &options) {
   if (!pipeline)
     return 1;
   std::vector<std::string> written;
-  if (!codegen::compileAot(*pipeline, target, options.outputDir, written,
-                           error)) {
+  if (!options.name.empty() &&
+      options.name != codegen::cIdentifier(options.name)) {
+    llvm::errs() << "error: --name '" << options.name
+                 << "' is not a C identifier\n";
+    return 1;
+  }
+  if (!codegen::compileAot(*pipeline, target, options.outputDir, options.name,
+                           written, error)) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }

@@ -190,6 +190,7 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
          "build for it");
     return nullptr;
   }
+  codegenOptions.gpu = target.has_gpu_feature();
   if (options.threads > 0)
     setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto start = Clock::now();

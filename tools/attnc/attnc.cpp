@@ -58,6 +58,12 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (emit) or "
                                 cl::value_desc("path"), cl::init("-"),
                                 cl::sub(cl::SubCommand::getTopLevel()),
                                 cl::sub(compileCmd));
+cl::opt<std::string> libraryName("name", cl::desc("Name of the generated "
+                                                 "library, header and C "
+                                                 "functions (default: the "
+                                                 "model's name)"),
+                                  cl::value_desc("identifier"),
+                                  cl::sub(compileCmd));
 cl::opt<bool> debugInfo("mlir-print-debuginfo",
                         cl::desc("Print .attn source locations"),
                         cl::init(false));
@@ -185,6 +191,7 @@ int main(int argc, char **argv) {
     o.target = target;
     o.outputDir = outputFile == "-" ? "." : std::string(outputFile);
     o.schedule = schedule;
+    o.name = libraryName;
     return driver::compileCommand(o);
   }
   return emitCommand();

@@ -1,0 +1,161 @@
+//===- AotTest.cpp - the generated C API of an AOT-compiled model ---------===//
+//
+// This file tests the library that attnc_add_model() generated from
+// examples/flash.attn (examples/app): it computes what the JIT computes on
+// the same weights and inputs, and every bad input through the C API (wrong
+// shape, n = 0, missing weight, wrong weight shape, corrupt or truncated
+// safetensors, null weights, inconsistent runtime dims) gives a status and
+// a message, never a crash.
+//
+//===----------------------------------------------------------------------===//
+#include "flash_layer.h"
+
+#include "runtime/Safetensors.h"
+#include "tests/e2e/E2EUtil.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace attnc::e2e {
+namespace {
+
+using codegen::HostTensor;
+using codegen::TensorMap;
+using ::testing::HasSubstr;
+
+std::string tempPath(const std::string &name) {
+  return ::testing::TempDir() + "/attnc_aot_" + name;
+}
+
+/// Writes `weights` as a safetensors file, optionally leaving one out.
+std::string saveWeights(const TensorMap &weights, const std::string &name,
+                        const std::string &skip = "") {
+  std::vector<runtime::SafetensorsTensorRef> refs;
+  for (const auto &[key, t] : weights)
+    if (key != skip)
+      refs.push_back({key, t.shape, t.data.data()});
+  std::string path = tempPath(name);
+  runtime::Result result = runtime::writeSafetensors(path, refs);
+  EXPECT_TRUE(result.ok()) << result.message;
+  return path;
+}
+
+attn_tensor tensorOf(HostTensor &t) {
+  attn_tensor out{t.data.data(), int32_t(t.shape.size()), {}};
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    out.shape[i] = t.shape[i];
+  return out;
+}
+
+class AotTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    jit = compileExample("flash.attn", codegen::ScheduleKind::Default);
+    ASSERT_TRUE(jit->jit) << jit->diagnostics;
+    weights = codegen::randomWeights(jit->jit->pipeline().weights(), 21);
+    path = saveWeights(weights, "weights.safetensors");
+    ASSERT_EQ(attn_weights_load(path.c_str(), &set), ATTN_OK)
+        << attn_error_message();
+    ASSERT_EQ(flash_layer_weights_bind(set, &bound), ATTN_OK)
+        << attn_error_message();
+  }
+  void TearDown() override { attn_weights_free(set); }
+
+  std::unique_ptr<CompiledModel> jit;
+  TensorMap weights;
+  std::string path;
+  attn_weights *set = nullptr;
+  flash_layer_weights bound;
+};
+
+TEST_F(AotTest, GeneratedLibraryMatchesTheJit) {
+  TensorMap inputs = randomInputs(*jit->jit, {{"n", 300}, {"b", 2}}, 2);
+  HostTensor want = runJit(*jit, inputs, weights).at("y");
+  HostTensor x = inputs.at("x"), y(want.shape);
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  ASSERT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_OK) << attn_error_message();
+  double maxDiff = 0, maxRef = 0;
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    maxDiff = std::max(maxDiff, double(std::abs(y.data[i] - want.data[i])));
+    maxRef = std::max(maxRef, double(std::abs(want.data[i])));
+  }
+  EXPECT_LE(maxDiff / maxRef, 1e-6);
+}
+
+TEST_F(AotTest, WrongInputShapeIsRejected) {
+  HostTensor x({2, 10, 256}), y({2, 10, 512});
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  EXPECT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_ERROR_SHAPE);
+  EXPECT_THAT(attn_error_message(),
+              HasSubstr("input 'x' has shape [2, 10, 256] but the model "
+                        "expects [b, n, 512]"));
+}
+
+TEST_F(AotTest, ZeroLengthSequenceIsRejected) {
+  HostTensor x({1, 1, 512}), y({1, 1, 512});
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  xt.shape[1] = 0;
+  EXPECT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_ERROR_SHAPE);
+  EXPECT_THAT(attn_error_message(), HasSubstr("input 'x'"));
+}
+
+TEST_F(AotTest, OutputWithAnotherSequenceLengthIsRejected) {
+  HostTensor x({1, 12, 512}), y({1, 13, 512});
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  EXPECT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_ERROR_SHAPE);
+  EXPECT_THAT(attn_error_message(), HasSubstr("n = 13"));
+}
+
+TEST_F(AotTest, NullWeightsAreRejected) {
+  HostTensor x({1, 4, 512}), y({1, 4, 512});
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  EXPECT_EQ(flash_layer_run(nullptr, &xt, &yt), ATTN_ERROR_ARGUMENT);
+}
+
+TEST_F(AotTest, MissingWeightIsNamed) {
+  std::string partial = saveWeights(weights, "partial.safetensors",
+                                    "flash_0.uvz.weight");
+  attn_weights *other = nullptr;
+  ASSERT_EQ(attn_weights_load(partial.c_str(), &other), ATTN_OK);
+  flash_layer_weights w;
+  EXPECT_EQ(flash_layer_weights_bind(other, &w), ATTN_ERROR_MISSING);
+  EXPECT_THAT(attn_error_message(), HasSubstr("flash_0.uvz.weight"));
+  attn_weights_free(other);
+}
+
+TEST_F(AotTest, WeightWithWrongShapeIsNamedWithBothShapes) {
+  TensorMap bad = weights;
+  bad["flash_0.out.bias"] = HostTensor({511});
+  std::string file = saveWeights(bad, "badshape.safetensors");
+  attn_weights *other = nullptr;
+  ASSERT_EQ(attn_weights_load(file.c_str(), &other), ATTN_OK);
+  flash_layer_weights w;
+  EXPECT_EQ(flash_layer_weights_bind(other, &w), ATTN_ERROR_SHAPE);
+  EXPECT_THAT(attn_error_message(), HasSubstr("flash_0.out.bias"));
+  EXPECT_THAT(attn_error_message(), HasSubstr("[511]"));
+  EXPECT_THAT(attn_error_message(), HasSubstr("[512]"));
+  attn_weights_free(other);
+}
+
+TEST_F(AotTest, TruncatedAndCorruptWeightFilesAreRejected) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::string truncated = tempPath("truncated.safetensors");
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  attn_weights *other = nullptr;
+  EXPECT_EQ(attn_weights_load(truncated.c_str(), &other), ATTN_ERROR_FORMAT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("truncated"));
+
+  std::string corrupt = tempPath("corrupt.safetensors");
+  std::string broken = bytes;
+  broken[10] = '\x01'; // inside the JSON header
+  std::ofstream(corrupt, std::ios::binary) << broken;
+  EXPECT_EQ(attn_weights_load(corrupt.c_str(), &other), ATTN_ERROR_FORMAT);
+  EXPECT_STRNE(attn_error_message(), "");
+}
+
+} // namespace
+} // namespace attnc::e2e

@@ -1,0 +1,68 @@
+//===- E2EUtil.h - compile, run and compare models in tests -------*- C++ -*-===//
+//
+// This file declares the helpers of the end-to-end tests: compile .attn
+// text (or attn IR text) exactly as `attnc run` does, run it through the
+// JIT with deterministic random weights and inputs, and evaluate the same
+// layer-level IR with the independent fp64 reference (tests/reference),
+// which shares no code with attn-expand-layers or codegen.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_TESTS_E2E_E2EUTIL_H
+#define ATTNC_TESTS_E2E_E2EUTIL_H
+
+#include "codegen/Jit.h"
+#include "tests/reference/Interpreter.h"
+#include "tools/attnc/Driver.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace attnc::e2e {
+
+/// A model compiled for the host, with its layer-level IR kept for the
+/// reference.
+struct CompiledModel {
+  std::unique_ptr<mlir::MLIRContext> context;
+  dsl::FrontendResult front;                       ///< .attn sources only
+  mlir::OwningOpRef<mlir::ModuleOp> layerModule;   ///< before expansion
+  mlir::OwningOpRef<mlir::ModuleOp> parsedModule;  ///< IR-text sources only
+  mlir::func::FuncOp layerFunc;
+  std::unique_ptr<codegen::JitModel> jit;
+  std::string diagnostics;
+};
+
+/// Compiles .attn source text; on failure `jit` is null and `diagnostics`
+/// says why.
+std::unique_ptr<CompiledModel> compileAttn(const std::string &source,
+                                           codegen::ScheduleKind schedule);
+/// Reads and compiles an example from examples/.
+std::unique_ptr<CompiledModel> compileExample(const std::string &file,
+                                              codegen::ScheduleKind schedule);
+/// Compiles attn IR text (one model function, primitive or layer level).
+std::unique_ptr<CompiledModel> compileIR(const std::string &text,
+                                         codegen::ScheduleKind schedule);
+
+/// Random inputs for the model's inputs with runtime dims from `dims`.
+codegen::TensorMap randomInputs(const codegen::JitModel &model,
+                                const std::map<std::string, int64_t> &dims,
+                                uint64_t seed);
+
+/// Runs the JIT model; fails the test (ADD_FAILURE) on a runtime error.
+codegen::TensorMap runJit(CompiledModel &model, const codegen::TensorMap &inputs,
+                          const codegen::TensorMap &weights);
+
+/// Evaluates the layer-level IR with the fp64 reference.
+std::map<std::string, ref::Tensor> runReference(CompiledModel &model,
+                                                const codegen::TensorMap &inputs,
+                                                const codegen::TensorMap &weights);
+
+/// max |y - r| / max |r| over all outputs (normwise relative error).
+double relativeError(const codegen::TensorMap &got,
+                     const std::map<std::string, ref::Tensor> &want);
+
+} // namespace attnc::e2e
+
+#endif // ATTNC_TESTS_E2E_E2EUTIL_H
