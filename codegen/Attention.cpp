@@ -9,6 +9,7 @@
 // in ScoreRegion.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/Gemm.h"
 #include "codegen/LoweringImpl.h"
 #include "codegen/ScoreRegion.h"
 
@@ -30,12 +31,109 @@ Expr maskKeeps(attn::MaskAttr mask, const Expr &i, const Expr &j) {
   return Internal::const_true();
 }
 
+/// Attention over few, statically many keys (the chunks of attn-chunk), one
+/// head, no softmax: two batched GEMMs, S = Q K^T and out = f(S) V, with the
+/// score function and mask applied to S elementwise in between.
+static mlir::LogicalResult lowerBlockAttention(Lowering &lowering,
+                                               attn::AttentionOp attention) {
+  const HTensor &q = lowering.get(attention.getQ());
+  const HTensor &k = lowering.get(attention.getK());
+  const HTensor &v = lowering.get(attention.getV());
+  size_t rank = q.rank();
+  Expr keyLength = k.extents[rank - 2];
+
+  // Keys transposed per batch entry: kT[..., r, j] = k[..., j, r].
+  Func kT("keys_t");
+  std::vector<Var> tVars = makeVars(rank, "t");
+  {
+    Index index(tVars.begin(), tVars.end() - 2);
+    index.push_back(tVars[rank - 1]);
+    index.push_back(tVars[rank - 2]);
+    define(kT, tVars, k.at(index));
+  }
+  lowering.scheduleRoot(kT, tVars);
+  auto callAt = [](const Func &f, Index index) {
+    std::vector<Expr> reversed(index.rbegin(), index.rend());
+    return f(reversed);
+  };
+  auto with = [](Index index, std::initializer_list<Expr> tail) {
+    index.insert(index.end(), tail.begin(), tail.end());
+    return index;
+  };
+
+  HTensor scores;
+  scores.func = Func("block_scores");
+  scores.extents = q.extents;
+  scores.extents.back() = keyLength;
+  GemmOperands qkT;
+  qkT.rows = q.extents[rank - 2];
+  qkT.cols = keyLength;
+  qkT.depth = q.extents.back();
+  qkT.lhs = [&q, &with](const Index &b, const Expr &i, const Expr &r) {
+    return q.at(with(b, {i, r}));
+  };
+  qkT.rhs = [&](const Index &b, const Expr &r, const Expr &j) {
+    return callAt(kT, with(b, {r, j}));
+  };
+  qkT.parallelOverBatch = true;
+  defineGemm(lowering, scores, makeVars(rank, "q"), qkT);
+
+  // Weights A[..., i, j] = mask ? score(S, i, j, m) : 0.
+  HTensor weights;
+  weights.func = Func("block_weights");
+  weights.extents = scores.extents;
+  std::vector<Var> wVars = makeVars(rank, "w");
+  Var i = wVars[rank - 2], j = wVars[rank - 1];
+  ScoreEnv env{scores.at(toIndex(wVars)), i, j, keyLength};
+  Expr score;
+  if (mlir::failed(lowerScoreRegion(lowering, attention, env, score)))
+    return mlir::failure();
+  define(weights.func, wVars,
+         select(maskKeeps(attention.getMask(), i, j), score, 0.0f));
+  lowering.scheduleElementwise(weights, wVars);
+
+  HTensor out;
+  out.func = Func("block_attention");
+  out.extents = lowering.extentsLike(attention, with(Index(q.extents.begin(),
+                                                           q.extents.end() - 1),
+                                                     {v.extents.back()}));
+  GemmOperands av;
+  av.rows = q.extents[rank - 2];
+  av.cols = v.extents.back();
+  av.depth = keyLength;
+  av.lhs = [&weights, &with](const Index &b, const Expr &row, const Expr &key) {
+    return weights.at(with(b, {row, key}));
+  };
+  av.rhs = [&v, &with](const Index &b, const Expr &key, const Expr &c) {
+    return v.at(with(b, {key, c}));
+  };
+  av.parallelOverBatch = true;
+  defineGemm(lowering, out, makeVars(rank, "o"), av);
+  lowering.set(attention, out);
+  return mlir::success();
+}
+
+/// Whether the block (two-GEMM) form applies: CPU default schedule, one
+/// head, no softmax, a static number of keys (attention inside chunks).
+static bool useBlockForm(Lowering &lowering, attn::AttentionOp attention) {
+  auto k = mlir::cast<mlir::RankedTensorType>(attention.getK().getType());
+  attn::MaskKind mask = attention.getMask().getKind();
+  return !lowering.options.gpu &&
+         lowering.options.schedule == ScheduleKind::Default &&
+         attention.getHeads() == 1 &&
+         attention.getNormalize() == attn::Normalize::none &&
+         !k.isDynamicDim(k.getRank() - 2) && k.getDimSize(k.getRank() - 2) <= 1024 &&
+         (mask == attn::MaskKind::none || mask == attn::MaskKind::causal);
+}
+
 mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
                                    bool &handled) {
   auto attention = mlir::dyn_cast<attn::AttentionOp>(op);
   handled = static_cast<bool>(attention);
   if (!attention)
     return mlir::success();
+  if (useBlockForm(lowering, attention))
+    return lowerBlockAttention(lowering, attention);
   const HTensor &q = lowering.get(attention.getQ());
   const HTensor &k = lowering.get(attention.getK());
   const HTensor &v = lowering.get(attention.getV());
@@ -133,11 +231,11 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
     value = sum(scoreAt(scores, head, oi, key) * v.at(vIndex));
   }
   define(out.func, oVars, value);
-  lowering.scheduleElementwise(out, oVars);
+  LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
   // CPU: scores and row statistics live for one query row at a time.
-  if (lowering.rowScratch())
+  if (lowering.rowScratch() && out.materialized)
     for (Func &f : rowFuncs)
-      f.compute_at(out.func, oi);
+      f.compute_at(row);
   lowering.set(attention, out);
   return mlir::success();
 }

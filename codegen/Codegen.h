@@ -66,10 +66,11 @@ public:
 
   /// Runs the JIT-compiled pipeline. Buffers are in the order of inputs(),
   /// weights() and outputs(), in Halide order (innermost dim first), and
-  /// must already have the right shapes (see resolveOutputShapes).
-  void run(const std::vector<Halide::Buffer<float>> &inputs,
+  /// must already have the right shapes (JitModel::prepare checks them).
+  /// Returns false with `error` set when the kernel reports a failure.
+  bool run(const std::vector<Halide::Buffer<float>> &inputs,
            const std::vector<Halide::Buffer<float>> &weights,
-           std::vector<Halide::Buffer<float>> &outputs);
+           std::vector<Halide::Buffer<float>> &outputs, std::string &error);
 
 private:
   ModelPipeline();

@@ -47,6 +47,24 @@ static std::vector<Expr> broadcastExtents(Lowering &lowering, mlir::Value a,
 
 static Expr sigmoid(const Expr &x) { return 1.0f / (1.0f + exp(-x)); }
 
+Expr applyActivation(mlir::Operation *op, const Expr &x) {
+  if (mlir::isa<attn::SiluOp>(op)) return x * sigmoid(x);
+  if (mlir::isa<attn::GeluOp>(op))
+    return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f));
+  if (mlir::isa<attn::ReluOp>(op)) return max(x, 0.0f);
+  if (mlir::isa<attn::SigmoidOp>(op)) return sigmoid(x);
+  if (mlir::isa<attn::ExpOp>(op)) return exp(x);
+  if (mlir::isa<attn::TanhOp>(op)) return tanh(x);
+  return Expr();
+}
+
+bool isElementwise(mlir::Operation *op) {
+  return mlir::isa<attn::AddOp, attn::SubOp, attn::MulOp, attn::DivOp,
+                   attn::PowOp, attn::NegOp, attn::SiluOp, attn::GeluOp,
+                   attn::ReluOp, attn::SigmoidOp, attn::ExpOp, attn::TanhOp,
+                   attn::SqrtOp, attn::ScaleOffsetOp>(op);
+}
+
 mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op,
                                      bool &handled) {
   handled = true;
@@ -81,22 +99,21 @@ mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op,
   }
   if (mlir::isa<attn::NegOp, attn::SiluOp, attn::GeluOp, attn::ReluOp,
                 attn::SigmoidOp, attn::ExpOp, attn::TanhOp, attn::SqrtOp>(op)) {
+    mlir::Operation *producer = op->getOperand(0).getDefiningOp();
+    if (producer && lowering.fusesActivation(producer)) {
+      // The product already applied this activation in its output stage.
+      lowering.set(op->getResult(0), lowering.get(op->getOperand(0)));
+      return mlir::success();
+    }
     const HTensor &in = lowering.get(op->getOperand(0));
     HTensor t;
     t.func = Func(op->getName().stripDialect().str());
     t.extents = in.extents;
     std::vector<Var> vars = makeVars(t.rank(), "e");
     Expr x = in.at(toIndex(vars));
-    Expr value;
-    if (mlir::isa<attn::NegOp>(op)) value = -x;
-    else if (mlir::isa<attn::SiluOp>(op)) value = x * sigmoid(x);
-    else if (mlir::isa<attn::GeluOp>(op))
-      value = 0.5f * x * (1.0f + erf(x * 0.70710678118654752f));
-    else if (mlir::isa<attn::ReluOp>(op)) value = max(x, 0.0f);
-    else if (mlir::isa<attn::SigmoidOp>(op)) value = sigmoid(x);
-    else if (mlir::isa<attn::ExpOp>(op)) value = exp(x);
-    else if (mlir::isa<attn::TanhOp>(op)) value = tanh(x);
-    else value = sqrt(x);
+    Expr value = applyActivation(op, x);
+    if (!value.defined())
+      value = mlir::isa<attn::NegOp>(op) ? -x : sqrt(x);
     define(t.func, vars, value);
     lowering.scheduleElementwise(t, vars);
     lowering.set(op->getResult(0), t);

@@ -144,8 +144,8 @@ static Halide::Buffer<float> view(const HostTensor &t) {
   return Halide::Buffer<float>(const_cast<float *>(t.data.data()), sizes);
 }
 
-void JitModel::runPrepared(const TensorMap &inputs, const TensorMap &weights,
-                           TensorMap &outputs) {
+bool JitModel::runPrepared(const TensorMap &inputs, const TensorMap &weights,
+                           TensorMap &outputs, std::string &error) {
   std::vector<Halide::Buffer<float>> in, w, out;
   for (const TensorInfo &info : model->inputs())
     in.push_back(view(inputs.at(info.name)));
@@ -153,15 +153,13 @@ void JitModel::runPrepared(const TensorMap &inputs, const TensorMap &weights,
     w.push_back(view(weights.at(info.name)));
   for (const TensorInfo &info : model->outputs())
     out.push_back(view(outputs.at(info.name)));
-  model->run(in, w, out);
+  return model->run(in, w, out, error);
 }
 
 bool JitModel::run(const TensorMap &inputs, const TensorMap &weights,
                    TensorMap &outputs, std::string &error) {
-  if (!prepare(inputs, weights, outputs, error))
-    return false;
-  runPrepared(inputs, weights, outputs);
-  return true;
+  return prepare(inputs, weights, outputs, error) &&
+         runPrepared(inputs, weights, outputs, error);
 }
 
 static uint64_t mix(uint64_t seed, const std::string &name) {

@@ -48,9 +48,10 @@ public:
   bool prepare(const TensorMap &inputs, const TensorMap &weights,
                TensorMap &outputs, std::string &error) const;
 
-  /// Runs on tensors already checked by prepare().
-  void runPrepared(const TensorMap &inputs, const TensorMap &weights,
-                   TensorMap &outputs);
+  /// Runs on tensors already checked by prepare(); false with `error` set
+  /// if the kernel fails.
+  bool runPrepared(const TensorMap &inputs, const TensorMap &weights,
+                   TensorMap &outputs, std::string &error);
 
   /// prepare() + runPrepared().
   bool run(const TensorMap &inputs, const TensorMap &weights,

@@ -104,10 +104,10 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
   }
   Expr value = op.getNormalize() ? num / den : num;
   define(out.func, oVars, scale * value);
-  lowering.scheduleElementwise(out, oVars);
-  if (lowering.rowScratch())
+  LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
+  if (lowering.rowScratch() && out.materialized)
     for (Func &f : rowFuncs)
-      f.compute_at(out.func, i);
+      f.compute_at(row);
   lowering.set(op, out);
   return mlir::success();
 }
@@ -149,6 +149,8 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
     if (lowering.options.gpu)
       visible.update().gpu_tile(e, c, Var("bx"), Var("by"), Var("tx"),
                                 Var("ty"), 16, 8, TailStrategy::GuardWithIf);
+    else if (lowering.options.schedule == ScheduleKind::Default)
+      visible.update().vectorize(e, 16, TailStrategy::GuardWithIf);
   } else {
     std::vector<Var> tVars = sVars;
     RDom all(0, chunks, "all");

@@ -11,6 +11,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
 namespace attnc::codegen {
 
 using namespace Halide;
@@ -88,16 +92,20 @@ std::vector<Expr> Lowering::extentsLike(mlir::Value value,
   return extents;
 }
 
-void Lowering::scheduleElementwise(HTensor &tensor, const std::vector<Var> &vars) {
+LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
+                                       const std::vector<Var> &vars,
+                                       bool fuseRows) {
+  if (inlinesIntoConsumer(currentOp))
+    return LoopLevel::inlined(); // computed inside its only consumer
   tensor.materialized = true;
-  scheduleRoot(tensor.func, vars);
+  return scheduleRoot(tensor.func, vars, /*vectorize=*/true, fuseRows);
 }
 
-void Lowering::scheduleRoot(Func func, const std::vector<Var> &vars,
-                            bool vectorize) {
+LoopLevel Lowering::scheduleRoot(Func func, const std::vector<Var> &vars,
+                                 bool vectorize, bool fuseRows) {
   func.compute_root();
   if (vars.empty())
-    return;
+    return LoopLevel::root();
   if (options.gpu) {
     Var bx("bx"), by("by"), tx("tx"), ty("ty");
     if (vars.size() >= 2)
@@ -105,24 +113,62 @@ void Lowering::scheduleRoot(Func func, const std::vector<Var> &vars,
                     TailStrategy::GuardWithIf);
     else
       func.gpu_tile(vars.back(), bx, tx, 64, TailStrategy::GuardWithIf);
-    return;
+    return LoopLevel::root();
   }
-  if (options.schedule == ScheduleKind::Naive)
-    return;
-  if (!vectorize) {
-    func.parallel(vars.back());
-    return;
+  if (options.schedule == ScheduleKind::Naive) {
+    // Rows are the second innermost var (or the only one).
+    return vars.size() >= 2 ? LoopLevel(func, vars[vars.size() - 2])
+                            : LoopLevel::root();
+  }
+  if (!vectorize || vars.size() == 1) {
+    // Per-row stages: every var is a row; run them all in parallel.
+    Var rows = fuseOuter(func, vars, vars.size());
+    func.parallel(rows);
+    return LoopLevel(func, rows);
   }
   func.vectorize(vars.back(), 16, TailStrategy::GuardWithIf);
-  if (vars.size() >= 2)
-    func.parallel(vars[vars.size() - 2]);
+  Var rows = fuseRows ? fuseOuter(func, vars, vars.size() - 1)
+                      : vars[vars.size() - 2];
+  func.parallel(rows);
+  return LoopLevel(func, rows);
+}
+
+Var fuseOuter(Func func, const std::vector<Var> &vars, size_t count) {
+  // vars are MLIR order: vars[count - 1] is the innermost of the group.
+  Var fused = vars[count - 1];
+  for (size_t i = count - 1; i-- > 0;) {
+    Var next(fused.name() + "_" + vars[i].name());
+    func.fuse(fused, vars[i], next);
+    fused = next;
+  }
+  return fused;
+}
+
+bool Lowering::fusesActivation(mlir::Operation *producer) const {
+  if (options.gpu || options.schedule != ScheduleKind::Default ||
+      !mlir::isa<mlir::attn::DenseOp, mlir::attn::MatmulOp>(producer) ||
+      !producer->getResult(0).hasOneUse())
+    return false;
+  mlir::Operation *user = *producer->getResult(0).getUsers().begin();
+  return applyActivation(user, Expr(0.0f)).defined();
+}
+
+bool Lowering::inlinesIntoConsumer(mlir::Operation *producer) const {
+  if (options.schedule != ScheduleKind::Default || !producer ||
+      producer->getNumResults() != 1 || !producer->getResult(0).hasOneUse() ||
+      !isElementwise(producer))
+    return false;
+  mlir::Operation *user = *producer->getResult(0).getUsers().begin();
+  return isElementwise(user) &&
+         user->getResult(0).getType() == producer->getResult(0).getType();
 }
 
 mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
+  currentOp = op;
   bool handled = false;
   using Family = mlir::LogicalResult (*)(Lowering &, mlir::Operation *, bool &);
   for (Family family : {lowerElementwise, lowerShapeOps, lowerNorms, lowerMatmul,
-                        lowerAttention, lowerLinearAttention}) {
+                        lowerAttention, lowerLinearAttention, lowerChunked}) {
     if (mlir::failed(family(*this, op, handled)))
       return mlir::failure();
     if (handled)
@@ -216,6 +262,68 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
 }
 
 //===----------------------------------------------------------------------===//
+// Buffer pool of the JIT
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Keeps the buffers a run frees for the next run of the same shapes, so
+/// repeated inference does not pay for fresh pages (first-touch faults and
+/// zeroing) on every call. Blocks are matched by exact size; at most
+/// kCachedLimit bytes are kept.
+class BufferPool {
+public:
+  static void *allocate(JITUserContext *, size_t size) {
+    return instance().take(size);
+  }
+  static void release(JITUserContext *, void *ptr) { instance().give(ptr); }
+
+private:
+  static constexpr size_t kHeader = 64;
+  static constexpr size_t kCachedLimit = size_t(1) << 30;
+
+  static BufferPool &instance() {
+    static BufferPool pool;
+    return pool;
+  }
+  void *take(size_t size) {
+    size_t total = (size + kHeader + 4095) / 4096 * 4096;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = blocks.find(total);
+      if (it != blocks.end()) {
+        char *base = static_cast<char *>(it->second);
+        blocks.erase(it);
+        cached -= total;
+        return base + kHeader;
+      }
+    }
+    char *base = static_cast<char *>(std::aligned_alloc(4096, total));
+    if (!base)
+      return nullptr;
+    *reinterpret_cast<size_t *>(base) = total;
+    return base + kHeader;
+  }
+  void give(void *ptr) {
+    if (!ptr)
+      return;
+    char *base = static_cast<char *>(ptr) - kHeader;
+    size_t total = *reinterpret_cast<size_t *>(base);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (cached + total > kCachedLimit) {
+      std::free(base);
+      return;
+    }
+    blocks.emplace(total, base);
+    cached += total;
+  }
+
+  std::mutex mutex;
+  std::multimap<size_t, void *> blocks;
+  size_t cached = 0;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // ModelPipeline
 //===----------------------------------------------------------------------===//
 
@@ -272,13 +380,15 @@ std::vector<Argument> ModelPipeline::arguments() const {
 void ModelPipeline::compileJit(const Target &target) {
   if (impl->compiled)
     return;
+  impl->pipeline.jit_handlers().custom_malloc = BufferPool::allocate;
+  impl->pipeline.jit_handlers().custom_free = BufferPool::release;
   impl->pipeline.compile_jit(target);
   impl->compiled = true;
 }
 
-void ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
+bool ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
                         const std::vector<Buffer<float>> &weights,
-                        std::vector<Buffer<float>> &outputs) {
+                        std::vector<Buffer<float>> &outputs, std::string &error) {
   Lowering &lowering = impl->lowering;
   for (size_t i = 0; i < inputs.size(); ++i)
     lowering.inputParams[i].set(inputs[i]);
@@ -286,7 +396,14 @@ void ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
     lowering.weightParams[i].set(weights[i]);
   std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
   Realization realization(views);
-  impl->pipeline.realize(realization);
+  try {
+    impl->pipeline.realize(realization);
+  } catch (const Halide::Error &e) {
+    error = std::string("internal error: the kernel of model '") + impl->name +
+            "' failed (a bug in attnc; please report it): " + e.what();
+    return false;
+  }
+  return true;
 }
 
 bool parseTarget(const std::string &name, Target &target, std::string &error) {

@@ -40,6 +40,17 @@ Index toIndex(const std::vector<Halide::Var> &vars);
 void define(Halide::Func &func, const std::vector<Halide::Var> &vars,
             const Halide::Expr &value);
 
+/// Fuses the outermost `count` vars of `func` (MLIR order) into one loop
+/// and returns it (for a parallel loop over all rows of every batch entry).
+Halide::Var fuseOuter(Halide::Func func, const std::vector<Halide::Var> &vars,
+                      size_t count);
+
+/// The activation of a unary attn op applied to `x`, or an undefined Expr
+/// when `op` is not an activation.
+Halide::Expr applyActivation(mlir::Operation *op, const Halide::Expr &x);
+/// Whether `op` is an elementwise attn op (binary, unary, scale_offset).
+bool isElementwise(mlir::Operation *op);
+
 /// Lowers the ops of one function, in order.
 class Lowering {
 public:
@@ -61,12 +72,35 @@ public:
   /// Applies the schedule of a materialised op result: computed at root;
   /// on CPU (Default) the innermost var vectorised and the next one
   /// parallel; on GPU the two innermost vars tiled over blocks and threads.
-  void scheduleElementwise(HTensor &tensor, const std::vector<Halide::Var> &vars);
+  /// Returns the loop level of one row (the fused parallel loop on CPU, the
+  /// root on GPU or with the naive schedule), for per-row scratch stages.
+  /// With `fuseRows` false only the row var is parallel (stages whose
+  /// reduction domains have data-dependent predicates keep their batch
+  /// loops apart, which Halide's bounds inference needs).
+  Halide::LoopLevel scheduleElementwise(HTensor &tensor,
+                                        const std::vector<Halide::Var> &vars,
+                                        bool fuseRows = true);
   /// The same for an internal stage `func` with MLIR-order `vars`; with
   /// `vectorize` false the CPU schedule only parallelises the innermost var
   /// (per-row reductions).
-  void scheduleRoot(Halide::Func func, const std::vector<Halide::Var> &vars,
-                    bool vectorize = true);
+  Halide::LoopLevel scheduleRoot(Halide::Func func,
+                                 const std::vector<Halide::Var> &vars,
+                                 bool vectorize = true, bool fuseRows = true);
+  /// The op being lowered (its schedule and uses decide fusion).
+  mlir::Operation *currentOp = nullptr;
+
+  /// Fusion decisions (the codegen side of attn-fuse):
+  /// a product whose only user is an activation applies it in its output
+  /// stage, and that activation becomes an alias of the product;
+  bool fusesActivation(mlir::Operation *producer) const;
+  /// an elementwise result whose only user is an elementwise op of the same
+  /// shape is inlined into it rather than stored.
+  bool inlinesIntoConsumer(mlir::Operation *producer) const;
+
+  /// cos and sin of the RoPE angles p * base^(-i/half), indexed (i, p);
+  /// built once per (base, half).
+  std::pair<Halide::Func, Halide::Func> ropeTables(double base, int half);
+
   /// Whether per-row scratch stages can be computed at a row of their
   /// consumer (CPU); on GPU they are inlined instead.
   bool rowScratch() const { return !options.gpu; }
@@ -75,6 +109,8 @@ private:
   mlir::LogicalResult lowerOp(mlir::Operation *op);
 
   llvm::DenseMap<mlir::Value, HTensor> values;
+  std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>
+      ropeCache;
 };
 
 // Per-family lowerings; each returns failure after emitting a diagnostic.
@@ -90,6 +126,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
                                    bool &handled);
 mlir::LogicalResult lowerLinearAttention(Lowering &lowering,
                                          mlir::Operation *op, bool &handled);
+mlir::LogicalResult lowerChunked(Lowering &lowering, mlir::Operation *op,
+                                 bool &handled);
 
 } // namespace attnc::codegen
 

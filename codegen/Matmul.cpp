@@ -1,11 +1,12 @@
 //===- Matmul.cpp - attn -> Halide: matmul and dense ----------------------===//
 //
 // This file lowers attn.matmul (shared or batched right operand) and
-// attn.dense (x @ W + bias). The Default schedule vectorises the output
-// columns and parallelises the rows; attn-tile (issue 4) replaces it with
-// register-blocked tiles.
+// attn.dense (x @ W + bias). The Default CPU schedule is a register-blocked
+// GEMM (see scheduleGemm in Gemm.cpp); the naive and GPU schedules compute
+// an inline reduction per output element.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/Gemm.h"
 #include "codegen/LoweringImpl.h"
 
 namespace attnc::codegen {
@@ -25,22 +26,39 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
   from.back() = b.extents.back();
   t.extents = lowering.extentsLike(result, from);
   std::vector<Var> vars = makeVars(t.rank(), "m");
-  Index index = toIndex(vars);
-  RDom r(0, a.extents.back(), "k");
-  Index aIndex = index;
-  aIndex.back() = r;
-  Index bIndex;
-  if (b.rank() == 2) {
-    bIndex = {Expr(r), index.back()};
-  } else {
-    bIndex = index;
-    bIndex[bIndex.size() - 2] = r;
+
+  GemmOperands gemm;
+  gemm.rows = a.extents[a.rank() - 2];
+  gemm.cols = b.extents.back();
+  gemm.depth = a.extents.back();
+  gemm.lhs = [&a](const Index &batch, const Expr &row, const Expr &k) {
+    Index index = batch;
+    index.push_back(row);
+    index.push_back(k);
+    return a.at(index);
+  };
+  gemm.rhs = [&b](const Index &batch, const Expr &k, const Expr &col) {
+    if (b.rank() == 2)
+      return b.at({k, col});
+    Index index = batch;
+    index.push_back(k);
+    index.push_back(col);
+    return b.at(index);
+  };
+  if (biasValue) {
+    const HTensor &bias = lowering.get(biasValue);
+    gemm.init = [&bias](const Index &, const Expr &, const Expr &col) {
+      return bias.at({col});
+    };
   }
-  Expr value = sum(a.at(aIndex) * b.at(bIndex));
-  if (biasValue)
-    value = value + lowering.get(biasValue).at({index.back()});
-  define(t.func, vars, value);
-  lowering.scheduleElementwise(t, vars);
+  mlir::Operation *producer = result.getDefiningOp();
+  if (lowering.fusesActivation(producer)) {
+    mlir::Operation *activation = *result.getUsers().begin();
+    gemm.epilogue = [activation](const Expr &x) {
+      return applyActivation(activation, x);
+    };
+  }
+  defineGemm(lowering, t, vars, gemm);
   return t;
 }
 

@@ -1,12 +1,17 @@
 //===- Norms.cpp - attn -> Halide: normalisations and RoPE ----------------===//
 //
 // This file lowers layer_norm (two-pass mean and biased variance),
-// scale_norm, rms_norm and rope. RoPE angles are computed in double
-// precision (p * base^(-2i/r) reaches thousands of radians at long
-// sequences, where float32 would lose the phase) and tabulated once.
+// scale_norm, rms_norm and rope, and builds the RoPE tables: the angle
+// p * base^(-2i/r) reaches thousands of radians at long sequences, where
+// float32 would lose the phase, so it is formed and reduced modulo 2 pi in
+// double precision; only the sine and cosine of the reduced angle are
+// evaluated in float32. One table serves every rope op with the same base
+// and width.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LoweringImpl.h"
+
+#include <cmath>
 
 namespace attnc::codegen {
 
@@ -54,6 +59,26 @@ static Func meanSquare(Lowering &lowering, const HTensor &in, const RowStats &s)
 static Expr callRow(const Func &f, const std::vector<Var> &rowVars) {
   std::vector<Expr> reversed(rowVars.rbegin(), rowVars.rend());
   return f(reversed);
+}
+
+std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
+  auto key = std::make_pair(base, half);
+  auto it = ropeCache.find(key);
+  if (it != ropeCache.end())
+    return it->second;
+  Var i("i"), p("p");
+  Func invFreq("rope_inv_freq");
+  invFreq(i) = pow(Expr(base), -cast<double>(i) / Expr(double(half)));
+  invFreq.compute_root();
+  Expr theta = cast<double>(p) * invFreq(i);
+  const double twoPi = 2.0 * M_PI;
+  Expr reduced = cast<float>(theta - Expr(twoPi) * floor(theta / Expr(twoPi)));
+  Func cosTable("rope_cos"), sinTable("rope_sin");
+  cosTable(i, p) = cos(reduced);
+  sinTable(i, p) = sin(reduced);
+  for (Func *table : {&cosTable, &sinTable})
+    scheduleRoot(*table, {p, i});
+  return ropeCache[key] = {cosTable, sinTable};
 }
 
 mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op,
@@ -108,15 +133,7 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op,
     int half = static_cast<int>(rope.getRotaryDims() / 2);
     int width = static_cast<int>(
         mlir::cast<mlir::RankedTensorType>(rope.getType()).getShape().back());
-    // cos/sin of theta[p, i] = p * base^(-2i/r), in double precision.
-    Var i("i"), p("p");
-    Func cosTable("rope_cos"), sinTable("rope_sin");
-    Expr theta = cast<double>(p) *
-                 pow(Expr(rope.getBase()), -cast<double>(i) / Expr(double(half)));
-    cosTable(i, p) = cast<float>(cos(theta));
-    sinTable(i, p) = cast<float>(sin(theta));
-    for (Func *table : {&cosTable, &sinTable})
-      lowering.scheduleRoot(*table, {p, i});
+    auto [cosTable, sinTable] = lowering.ropeTables(rope.getBase(), half);
     HTensor t;
     t.func = Func("rope");
     t.extents = in.extents;

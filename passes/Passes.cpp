@@ -12,6 +12,7 @@ namespace mlir::attn {
 
 void buildLowerToPrimitivesPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createExpandLayersPass());
+  pm.addNestedPass<func::FuncOp>(createChunkPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -19,7 +20,8 @@ void buildLowerToPrimitivesPipeline(OpPassManager &pm) {
 void registerAttnPipelines() {
   PassPipelineRegistration<>(
       "attn-lower-to-primitives",
-      "Expand layer templates to primitive attn ops and clean up",
+      "Expand layer templates to primitive attn ops, rewrite chunked attention "
+      "into chunk-parallel form and clean up",
       buildLowerToPrimitivesPipeline);
 }
 

@@ -66,4 +66,108 @@ def ExpandLayersPass : Pass<"attn-expand-layers", "::mlir::func::FuncOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def ChunkPass : Pass<"attn-chunk", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite chunk-masked attention and the chunked global linear "
+                "term into the chunk-parallel form of FLASH";
+  let description = [{
+    FLASH's mixed chunk attention as a compiler pass (spec §3.2, §3.5). The
+    sequence is cut into G = ceil(n / C) chunks with zero padding after the
+    projections (`attn.chunk`), and:
+
+    - `attn.attention` under `#attn.mask<chunk C>` / `<causal_chunk C>` with
+      `normalize = none` becomes an attention on the chunked tensors, where the
+      chunk is a batch dim and the mask is `none` / `causal`. Padded keys have
+      zero values and contribute nothing. The rewrite applies only when the
+      score does not read the key length `%n` and reads the positions `%i`,
+      `%j` only through the distance-based `attn.rel_pos_bias` /
+      `attn.t5_bias` (so positions inside a chunk give the same score).
+    - `attn.chunked_linear` becomes per-chunk states K_g^T V_g
+      (`attn.chunk_state`), an exclusive prefix over chunks when causal or the
+      total when not (`attn.chunk_scan`), and Q_g . state (`attn.state_apply`).
+
+    Results go back to sequence form with `attn.unchunk`, which drops the
+    padding. The rewrite is exact (tests/e2e compare before and after).
+
+    Before:
+
+    ```mlir
+    %g = attn.chunked_linear %q, %k, %v chunk = 256 causal = true scale = 3.906250e-03 : ...
+    ```
+
+    After:
+
+    ```mlir
+    %qc = attn.chunk %q chunk = 256 : tensor<?x128xf32> -> tensor<?x256x128xf32>
+    %kc = attn.chunk %k chunk = 256 : ...
+    %vc = attn.chunk %v chunk = 256 : ...
+    %s = attn.chunk_state %kc, %vc scale = 3.906250e-03 : ... -> tensor<?x128x1024xf32>
+    %p = attn.chunk_scan %s exclusive = true : tensor<?x128x1024xf32>
+    %o = attn.state_apply %qc, %p : ... -> tensor<?x256x1024xf32>
+    %g = attn.unchunk %o, %q : ... -> tensor<?x1024xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+
+def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
+  let summary = "Attach a loop schedule chosen by a register and cache cost "
+                "model to every compute op of primitive-level IR";
+  let description = [{
+    Gives every compute op that has no `attn.schedule` yet a
+    `#attn.schedule<...>` (see `docs/dialect.md`, "Schedules") chosen for
+    the target, so that codegen schedules each Halide stage from data. Ops
+    that already carry a schedule keep it; it is checked against the
+    target's budgets (`verifyScheduleFor`) and an illegal one is reported
+    at the op's location. Pure views (`attn.split`, `attn.row`,
+    `attn.transpose`, `attn.weight`, `attn.constant`, `attn.chunk`,
+    `attn.unchunk`), scalar ops inside score regions and layer ops stay
+    unscheduled.
+
+    The cost model (`TargetInfo`: f32 lanes 16 / 8 / 4 for avx512 / avx2 /
+    generic, vector registers 32 / 16 / 16, L1 32 KiB, L2 1 MiB; CUDA: at most
+    1024 threads and 48 KiB of shared memory per block):
+    - `attn.matmul`, `attn.dense` (CPU): tile x = 4 vectors (fewer when the
+      static N is narrower), tile y the largest of 8..2 rows whose
+      (tile x / vector) * tile y accumulators fit in the vector registers
+      less 6, unroll = [tile x / vector, tile y], split_k the largest power
+      of two whose split_k * tile x * 4 bytes fit in half of L2 (0 when the
+      static K is smaller), parallel rows;
+    - the same on CUDA: tile [64, 8] over gpu_threads [16, 8], operands
+      staged in shared memory in K blocks of split_k;
+    - `attn.attention`: scores computed one query row at a time on CPU
+      (`compute = row`, vectorised, parallel); tile [32, 8] over as many
+      threads on CUDA;
+    - elementwise ops, norms, `attn.scale_offset`, `attn.rope`,
+      `attn.linear_attn`, `attn.chunked_linear` and the chunk-form state
+      ops: tile [vector * 4, 1] (narrower for narrow rows), vector = lanes,
+      parallel rows on CPU; gpu_threads [64, 1] (or [w, 64 / w] for rows of
+      w < 64) on CUDA.
+
+    `target` is `host` (the running CPU: avx512 if it has AVX-512F, else
+    avx2 if it has AVX2, else generic), `x86-64-avx2`, `x86-64-avx512`,
+    `generic` or `cuda`.
+
+    Before:
+
+    ```mlir
+    %d = attn.dense %x, %w, %b : tensor<?x512xf32>, tensor<512x2176xf32>, tensor<2176xf32> -> tensor<?x2176xf32>
+    %a = attn.silu %d : tensor<?x2176xf32>
+    ```
+
+    After (`--attn-tile=target=x86-64-avx512`):
+
+    ```mlir
+    %d = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], parallel = true, compute = root>} : ...
+    %a = attn.silu %d {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>} : tensor<?x2176xf32>
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Target whose budgets the schedules fit: host, x86-64-avx2, "
+           "x86-64-avx512, generic or cuda">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
 #endif // ATTNC_PASSES_PASSES_TD

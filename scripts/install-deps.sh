@@ -12,7 +12,7 @@ packages=(
   build-essential cmake ninja-build git python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libhalide14-0-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
 

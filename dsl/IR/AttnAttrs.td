@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // This file defines the enum attributes of the attn dialect (printed as bare
-// keywords inside op formats) and `#attn.mask<...>`, the structural mask of
-// `attn.attention`.
+// keywords inside op formats), `#attn.mask<...>`, the structural mask of
+// `attn.attention`, and `#attn.schedule<...>`, the loop schedule of one stage
+// (C++ in AttnSchedule.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,6 +109,22 @@ def Attn_MaskKind : I32EnumAttr<"MaskKind", "kind of a structural mask", [
   let genSpecializedAttr = 0;
 }
 
+/// Where a scheduled stage is computed; a plain enum of `#attn.schedule`.
+def Attn_ComputeAt : I32EnumAttr<"ComputeAt",
+    "where a scheduled stage is computed", [
+    I32EnumAttrCase<"root", 0>,
+    I32EnumAttrCase<"row", 1>,
+    I32EnumAttrCase<"inlined", 2, "inline">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+  let description = [{
+    `root`: the whole result is computed before its consumers run;
+    `row`: computed one row (axis -2) of its consumer at a time, so no
+    n x m buffer exists (attention scores); `inline` (C++ `ComputeAt::inlined`):
+    recomputed inside every consumer, no loops of its own.
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // #attn.mask
 //===----------------------------------------------------------------------===//
@@ -143,6 +160,107 @@ def Attn_MaskAttr : Attn_Attr<"Mask", "mask"> {
   let extraClassDeclaration = [{
     /// True if the mask keeps every (i, j).
     bool isNone() const { return getKind() == MaskKind::none; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// #attn.schedule
+//===----------------------------------------------------------------------===//
+
+def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
+  let summary = "loop schedule of one stage: tiling, vectors, unrolling, "
+                "cache blocking, threads, GPU mapping";
+  let description = [{
+    A schedule is data: `attn-tile` attaches one to every compute op as the
+    discardable attribute `attn.schedule`, codegen reads it to schedule the
+    op's Halide Func, and an autotuner can build, verify, store and compare
+    points. The loops are those of the op's result: x is the innermost axis
+    (-1, columns), y the next one (-2, rows); outer (batch) axes are loops
+    around them.
+
+    | parameter | value | default | meaning |
+    |---|---|---|---|
+    | `tile` | `[x, y]` | `[1, 1]` | tile of the result computed by one iteration of the outer loops; `[1, 1]` = no tiling |
+    | `vector` | i64 | 1 | SIMD lanes of the innermost loop (a power of two <= 64; 1 = scalar) |
+    | `unroll` | `[x, y]` | `[1, 1]` | unroll factors inside the tile: x counts vectors of tile x, y rows of tile y |
+    | `split_k` | i64 | 0 | block of the reduction axis for cache blocking (matmul, dense); 0 = not split |
+    | `parallel` | bool | false | run the outermost row loop on all threads |
+    | `gpu_threads` | `[x, y]` | `[0, 0]` | CUDA threads of a block over the tile; `[0, 0]` = not on a GPU; a block computes one tile |
+    | `shared` | bool | false | stage the operands of a block in GPU shared memory |
+    | `compute` | `root`, `row`, `inline` | `root` | where the stage is computed (see ComputeAt) |
+
+    Parameters may be written in any order and any subset; they print in the
+    order of the table, defaults omitted, except `compute`, which always
+    prints. Rules (the verifier names the offending values): sizes are
+    positive (`split_k` >= 0; `gpu_threads` both 0 or both positive);
+    `vector` is a power of two <= 64 and divides tile x when both are set;
+    unroll x divides the vectors of tile x (tile x / vector), unroll y
+    divides tile y; `gpu_threads` has at most 1024 threads, divides the
+    tile and excludes `vector` > 1; `shared` needs `gpu_threads`;
+    `compute = inline` has no loops of its own (all other parameters at
+    their defaults). Target budgets (registers, caches, shared memory) are
+    checked by `verifyScheduleFor` in passes/Passes.h.
+
+    Examples:
+
+    ```mlir
+    // GEMM on AVX-512: 64 x 6 register tile of 4 x 6 vector accumulators.
+    #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, parallel = true, compute = root>
+    // GEMM on CUDA: 16 x 8 threads per 64 x 8 tile, operands in shared memory.
+    #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], shared = true, compute = root>
+    // Attention scores one query row at a time.
+    #attn.schedule<vector = 16, parallel = true, compute = row>
+    // Recomputed in its consumers.
+    #attn.schedule<compute = inline>
+    ```
+
+    C++: `ScheduleAttr::get(ctx, params)` / `getChecked(emitError, ctx,
+    params)` with a `ScheduleParams` (plain struct, defaults as above),
+    `getParams()`, one getter per scalar (`getTileX()`, `getTileY()`,
+    `getVector()`, `getUnrollX()`, `getUnrollY()`, `getSplitK()`,
+    `getParallel()`, `getCompute()`, `getGpuThreadsX()`, `getGpuThreadsY()`,
+    `getShared()`), and `ScheduleAttr::lookup(op)` for the `attn.schedule`
+    of an op (null if none).
+  }];
+  let parameters = (ins
+    "int64_t":$tileX,
+    "int64_t":$tileY,
+    "int64_t":$vector,
+    "int64_t":$unrollX,
+    "int64_t":$unrollY,
+    "int64_t":$splitK,
+    "bool":$parallel,
+    EnumParameter<Attn_ComputeAt>:$compute,
+    "int64_t":$gpuThreadsX,
+    "int64_t":$gpuThreadsY,
+    "bool":$shared
+  );
+  let builders = [
+    AttrBuilder<(ins "const ScheduleParams &":$params), [{
+      return $_get($_ctxt, params.tileX, params.tileY, params.vector,
+                   params.unrollX, params.unrollY, params.splitK,
+                   params.parallel, params.compute, params.gpuThreadsX,
+                   params.gpuThreadsY, params.shared);
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Name of the discardable attribute that holds an op's schedule.
+    static ::llvm::StringRef getScheduleAttrName() { return "attn.schedule"; }
+    /// The `attn.schedule` of `op`, or null if it has none (or another kind).
+    static ScheduleAttr lookup(::mlir::Operation *op);
+    /// All parameters as a plain struct (to change one and rebuild).
+    ScheduleParams getParams() const;
+    /// The rules of the verifier on a plain struct: failure with a
+    /// diagnostic naming the offending values if `params` is illegal.
+    static ::mlir::LogicalResult
+    verifyParams(::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
+                 const ScheduleParams &params);
+    /// True if the result is split into tiles (tile != [1, 1]).
+    bool isTiled() const { return getTileX() != 1 || getTileY() != 1; }
+    /// True if the stage runs on a GPU (gpu_threads set).
+    bool isOnGpu() const { return getGpuThreadsX() != 0; }
   }];
 }
 

@@ -7,7 +7,8 @@
 // This file registers the ops and attributes of the attn dialect and verifies
 // the discardable attributes that mark a `func.func` as a model:
 // `attn.model`, `attn.runtime_dims` on the function, `attn.name` and
-// `attn.dims` on its arguments and results.
+// `attn.dims` on its arguments and results, and `attn.schedule`, the
+// `#attn.schedule` of an attn op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +30,7 @@ void AttnDialect::initialize() {
 }
 
 //===----------------------------------------------------------------------===//
-// Model function attributes
+// Model function and schedule attributes
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
@@ -55,6 +56,15 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                << "runtime dim '" << dim.getName().strref() << "' has kind "
                << dim.getValue() << " but must be \"seq\" or \"batch\"";
     }
+    return success();
+  }
+  if (name == ScheduleAttr::getScheduleAttrName()) {
+    if (!isa<ScheduleAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be a #attn.schedule but is "
+                             << attr.getValue();
+    if (op->getDialect() != this)
+      return op->emitError() << "'" << name << "' is only valid on attn ops";
     return success();
   }
   if (name == getNameAttrName() || name == getDimsAttrName())

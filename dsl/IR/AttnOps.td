@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // This file is the root of the op definitions of the attn dialect: it pulls in
-// the layer ops (AttnLayerOps.td) and the primitive ops (AttnPrimitiveOps.td)
+// the layer ops (AttnLayerOps.td), the primitive ops (AttnPrimitiveOps.td)
+// and the chunk-form ops (AttnChunkOps.td)
 // so that one mlir-tblgen run generates all of them.
 //
 //===----------------------------------------------------------------------===//
@@ -21,5 +22,6 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 
 include "dsl/IR/AttnLayerOps.td"
 include "dsl/IR/AttnPrimitiveOps.td"
+include "dsl/IR/AttnChunkOps.td"
 
 #endif // ATTNC_DSL_IR_ATTNOPS_TD

@@ -824,3 +824,99 @@ func.func @chunked_linear_lengths(%q: tensor<8x64xf32>, %k: tensor<4x64xf32>, %v
   %0 = attn.chunked_linear %q, %k, %v chunk = 2 causal = false scale = 1.0 : tensor<8x64xf32>, tensor<4x64xf32>, tensor<4x32xf32> -> tensor<8x32xf32>
   return
 }
+
+// -----
+
+func.func @chunk_zero(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'attn.chunk' op chunk must be >= 1 but is 0}}
+  %0 = attn.chunk %x chunk = 0 : tensor<?x8xf32> -> tensor<?x0x8xf32>
+  return
+}
+
+// -----
+
+func.func @chunk_rank(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'attn.chunk' op needs rank >= 2 but x is 'tensor<8xf32>'}}
+  %0 = attn.chunk %x chunk = 4 : tensor<8xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @chunk_bad_result(%x: tensor<10x8xf32>) {
+  // expected-error @+1 {{'attn.chunk' op result must have rank 3 but has 2}}
+  %0 = attn.chunk %x chunk = 4 : tensor<10x8xf32> -> tensor<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @unchunk_like_rank(%y: tensor<?x4x6xf32>, %like: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{'attn.unchunk' op like must have rank 2 but has 3}}
+  %0 = attn.unchunk %y, %like : tensor<?x4x6xf32>, tensor<?x?x8xf32> -> tensor<?x?x6xf32>
+  return
+}
+
+// -----
+
+func.func @unchunk_rank(%y: tensor<4x6xf32>, %like: tensor<6xf32>) {
+  // expected-error @+1 {{'attn.unchunk' op needs y of rank >= 3 but y is 'tensor<4x6xf32>'}}
+  %0 = attn.unchunk %y, %like : tensor<4x6xf32>, tensor<6xf32> -> tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @unchunk_leading(%y: tensor<2x?x4x6xf32>, %like: tensor<3x?x8xf32>) {
+  // expected-error @+1 {{'attn.unchunk' op leading dims differ at axis 0: 2 and 3}}
+  %0 = attn.unchunk %y, %like : tensor<2x?x4x6xf32>, tensor<3x?x8xf32> -> tensor<3x?x6xf32>
+  return
+}
+
+// -----
+
+func.func @chunk_state_rank(%k: tensor<4x8xf32>, %v: tensor<4x6xf32>) {
+  // expected-error @+1 {{'attn.chunk_state' op needs k and v of the same rank >= 3 but has 'tensor<4x8xf32>' and 'tensor<4x6xf32>'}}
+  %0 = attn.chunk_state %k, %v scale = 1.0 : tensor<4x8xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+func.func @chunk_state_chunks(%k: tensor<?x4x8xf32>, %v: tensor<?x5x6xf32>) {
+  // expected-error @+1 {{'attn.chunk_state' op k and v differ at axis 1: 4 and 5}}
+  %0 = attn.chunk_state %k, %v scale = 1.0 : tensor<?x4x8xf32>, tensor<?x5x6xf32> -> tensor<?x8x6xf32>
+  return
+}
+
+// -----
+
+func.func @chunk_scan_rank(%s: tensor<8x6xf32>) {
+  // expected-error @+1 {{'attn.chunk_scan' op needs rank >= 3 but states are 'tensor<8x6xf32>'}}
+  %0 = attn.chunk_scan %s exclusive = true : tensor<8x6xf32>
+  return
+}
+
+// -----
+
+func.func @state_apply_rank(%q: tensor<4x8xf32>, %s: tensor<?x8x6xf32>) {
+  // expected-error @+1 {{'attn.state_apply' op needs q and states of the same rank >= 3 but has 'tensor<4x8xf32>' and 'tensor<?x8x6xf32>'}}
+  %0 = attn.state_apply %q, %s : tensor<4x8xf32>, tensor<?x8x6xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @state_apply_leading(%q: tensor<3x4x8xf32>, %s: tensor<2x8x6xf32>) {
+  // expected-error @+1 {{'attn.state_apply' op leading dims differ at axis 0: 3 and 2}}
+  %0 = attn.state_apply %q, %s : tensor<3x4x8xf32>, tensor<2x8x6xf32> -> tensor<3x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @state_apply_width(%q: tensor<?x4x8xf32>, %s: tensor<?x7x6xf32>) {
+  // expected-error @+1 {{'attn.state_apply' op query width 8 differs from the state's 7}}
+  %0 = attn.state_apply %q, %s : tensor<?x4x8xf32>, tensor<?x7x6xf32> -> tensor<?x4x6xf32>
+  return
+}

@@ -230,7 +230,9 @@ int runCommand(const RunOptions &options) {
   if (!p)
     return 1;
   auto start = Clock::now();
-  p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+  std::string error;
+  if (!p->jit->runPrepared(p->inputs, p->weights, p->outputs, error))
+    return fail(error);
   double runMs = millisSince(start);
 
   std::map<std::string, std::string> outputFiles;
@@ -273,14 +275,17 @@ int benchCommand(const RunOptions &options) {
   std::unique_ptr<Prepared> p = prepare(options);
   if (!p)
     return 1;
+  std::string error;
   for (int i = 0; i < options.warmup; ++i)
-    p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+    if (!p->jit->runPrepared(p->inputs, p->weights, p->outputs, error))
+      return fail(error);
   std::vector<double> times;
   auto begin = Clock::now();
   while (int(times.size()) < options.iterations ||
          (millisSince(begin) < options.minSeconds * 1000 && times.size() < 1000)) {
     auto start = Clock::now();
-    p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+    if (!p->jit->runPrepared(p->inputs, p->weights, p->outputs, error))
+      return fail(error);
     times.push_back(millisSince(start));
   }
   std::sort(times.begin(), times.end());

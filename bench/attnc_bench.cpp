@@ -1,0 +1,321 @@
+//===- attnc_bench.cpp - attnc's layers against peers, in one run ---------===//
+//
+// This file is the `attnc-bench` program. For the shapes (fp32,
+// batch 1, d = 512, e = 1024, s = 128, C = 256) it compiles FLASH (causal
+// and non-causal), GAU (causal) and MHSA (8 heads, causal) through the JIT
+// and reports, all measured in the same run: the median time, GFLOP/s by
+// countFlops, % of the FMA peak measured at start and end, the speedup over the
+// naive schedule and over the PyTorch eager peer (bench/torch_peer.py), the
+// dense stages as standalone `y = x @ w` models against cblas_sgemm, the
+// time per token, and the peak memory of the run. See bench/README.md.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/BenchModels.h"
+#include "bench/BenchReport.h"
+#include "bench/BenchUtil.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <unistd.h>
+
+using namespace attnc;
+using namespace attnc::bench;
+
+namespace {
+struct Options {
+  bool quick = false, markdown = false, naive = true, torch = true;
+  int threads = 2;
+  std::string only, python;
+  double naiveLimit = 60; ///< Skip a naive run expected to take longer (s).
+  bool keepBlasEnv = false;
+};
+
+void usage() {
+  std::fprintf(
+      stderr,
+      "usage: attnc-bench [options]\n"
+      "  --quick              a few shapes, shorter timing (smoke run)\n"
+      "  --threads N          threads for attnc, BLAS and torch (default 2)\n"
+      "  --markdown           print the tables as Markdown\n"
+      "  --only FAMILY        flash, gau or mhsa\n"
+      "  --naive-limit S      skip naive runs expected to take > S s "
+      "(default 60; 20 with --quick)\n"
+      "  --no-naive           no naive-schedule column\n"
+      "  --no-torch           no PyTorch peer column\n"
+      "  --python PATH        interpreter for bench/torch_peer.py\n"
+      "  --keep-openblas-env  keep OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE for "
+      "the sgemm peer\n");
+}
+
+bool parseOptions(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> const char * {
+      return i + 1 < argc ? argv[++i] : nullptr;
+    };
+    const char *v = nullptr;
+    if (arg == "-h" || arg == "--help") {
+      usage();
+      std::exit(0);
+    } else if (arg == "--quick") {
+      o.quick = true;
+    } else if (arg == "--markdown") {
+      o.markdown = true;
+    } else if (arg == "--no-naive") {
+      o.naive = false;
+    } else if (arg == "--no-torch") {
+      o.torch = false;
+    } else if (arg == "--keep-openblas-env") {
+      o.keepBlasEnv = true;
+    } else if (arg == "--threads" && (v = value())) {
+      o.threads = std::atoi(v);
+    } else if (arg == "--only" && (v = value())) {
+      o.only = v;
+    } else if (arg == "--python" && (v = value())) {
+      o.python = v;
+    } else if (arg == "--naive-limit" && (v = value())) {
+      o.naiveLimit = std::atof(v);
+    } else {
+      std::fprintf(stderr, "attnc-bench: bad argument '%s'\n", arg.c_str());
+      return false;
+    }
+  }
+  return o.threads >= 1 && (o.only.empty() || o.only == "flash" ||
+                            o.only == "gau" || o.only == "mhsa");
+}
+
+/// OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE hold OpenBLAS to old kernels and are
+/// read when the library loads, so the sgemm peer needs a fresh process:
+/// re-execute once without them. attnc itself does not use OpenBLAS.
+void reexecWithoutBlasOverrides(char **argv) {
+  if (!haveBlas() || getenv("ATTNC_BENCH_REEXEC") ||
+      (!getenv("OPENBLAS_CORETYPE") && !getenv("OPENBLAS_L2_SIZE")))
+    return;
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("OPENBLAS_L2_SIZE");
+  setenv("ATTNC_BENCH_REEXEC", "1", 1);
+  execv("/proc/self/exe", argv);
+  std::perror("attnc-bench: re-exec failed; keeping the OpenBLAS overrides");
+}
+
+std::string cpuName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+std::string mib(double bytes) { return fixed(bytes / (1 << 20), 0); }
+
+/// The ratio a / b as "1.23x".
+std::string ratio(double a, double b) { return fixed(a / b, 2) + "x"; }
+
+void progress(const std::string &text) {
+  std::fprintf(stderr, "[attnc-bench] %s\n", text.c_str());
+  std::fflush(stderr);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (!parseOptions(argc, argv, o)) {
+    usage();
+    return 2;
+  }
+  if (!o.keepBlasEnv)
+    reexecWithoutBlasOverrides(argv);
+  // Halide reads its thread count when its runtime first starts.
+  setenv("HL_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
+  setBlasThreads(o.threads);
+
+  progress("measuring the FMA peak");
+  FmaPeak peak1 = measureFmaPeakDetailed(1);
+  FmaPeak peak = o.threads == 1 ? peak1 : measureFmaPeakDetailed(o.threads);
+  if (o.torch)
+    progress("looking for PyTorch");
+  TorchPeer torch(std::string(ATTNC_BENCH_SOURCE_DIR) + "/torch_peer.py",
+                  o.torch ? o.python : "/nonexistent", o.threads);
+
+  TimingPolicy policy, peerPolicy;
+  policy.warmup = 2;
+  policy.minRuns = 5;
+  policy.minSeconds = o.quick ? 0.3 : 2.0;
+  policy.maxRuns = 200;
+  double naiveLimit = o.quick ? std::min(o.naiveLimit, 20.0) : o.naiveLimit;
+
+  std::vector<BenchSpec> specs = benchSpecs(o.quick, o.only);
+  Table main({"layer", "n", "attnc ms", "GFLOP/s", "% peak", "vs naive",
+              "vs torch", "dense vs BLAS", "us/token", "peak MiB", "ref MiB"});
+  Table dense({"dense [M,K]x[K,N]", "attnc ms", "GFLOP/s", "BLAS ms",
+               "BLAS GFLOP/s", "BLAS/attnc"});
+  std::map<std::string, std::pair<double, double>> denseCache;
+  std::vector<std::string> notes;
+  bool failed = false;
+  std::vector<double> rowGflops; ///< Per row of `main`, for % of peak.
+
+  for (const BenchSpec &spec : specs) {
+    progress("compiling " + spec.label);
+    std::unique_ptr<BenchModel> model =
+        BenchModel::compile(spec.source, codegen::ScheduleKind::Default);
+    if (!model) {
+      notes.push_back("cannot compile " + spec.label +
+                      " (errors above on stderr); its rows are missing");
+      failed = true;
+      continue;
+    }
+    progress(spec.label + ": compiled in " + fixed(model->compileSeconds(), 1) +
+             " s");
+    std::unique_ptr<BenchModel> naive;
+    double naiveRate = 0; // GFLOP/s of the naive schedule, from the last run.
+    if (o.naive) {
+      naive = BenchModel::compile(spec.source, codegen::ScheduleKind::Naive);
+      if (naive) {
+        progress(spec.label + ": probing the naive schedule at n = 256");
+        naive->bind(256);
+        TimingPolicy once{0, 1, 0, 1};
+        naiveRate = naive->flops() / (naive->time(once).median() * 1e6);
+      }
+    }
+    for (int64_t n : spec.ns) {
+      std::string at = spec.label + " n=" + std::to_string(n);
+      model->bind(n);
+      PhasePeak phase;
+      phase.start();
+      model->runOnce();
+      int64_t extra = phase.stop();
+      Timing t = model->time(policy);
+      double ms = t.median(), gflops = model->flops() / (ms * 1e6);
+      progress(at + ": attnc " + fixed(ms, 2) + " ms (" + fixed(gflops, 1) +
+               " GFLOP/s, " + std::to_string(t.runs()) + " runs)");
+      if (!phase.exact())
+        notes.push_back("peak memory is a lower bound: /proc/self/clear_refs "
+                        "is not writable here");
+
+      std::string naiveCell = "-";
+      if (naive) {
+        double estimate = naive->flops(n) / (naiveRate * 1e9);
+        if (estimate > naiveLimit) {
+          naiveCell = "skip (~" + fixed(estimate, 0) + " s)";
+        } else {
+          progress(at + ": naive schedule (~" + fixed(estimate, 1) + " s/run)");
+          naive->bind(n);
+          TimingPolicy np{estimate < 3 ? 1 : 0,
+                          estimate < 4    ? 5
+                          : estimate < 15 ? 3
+                                          : 1,
+                          0, 5};
+          double naiveMs = naive->time(np).median();
+          naiveRate = naive->flops() / (naiveMs * 1e6);
+          naiveCell = ratio(naiveMs, ms);
+          progress(at + ": naive " + fixed(naiveMs, 1) + " ms");
+          naive->release();
+        }
+      }
+
+      std::string torchCell = "n/a";
+      if (torch.available()) {
+        progress(at + ": PyTorch eager peer");
+        TorchPeer::Result r =
+            torch.run(spec.peerModel, n, policy.minRuns, policy.minSeconds);
+        torchCell = r.ok ? ratio(r.medianMs, ms) : "error";
+        if (r.ok)
+          progress(at + ": torch " + fixed(r.medianMs, 2) + " ms (" +
+                   std::to_string(r.runs) + " runs)");
+        if (!r.ok)
+          notes.push_back("torch peer failed for " + at + ": " + r.error);
+      }
+
+      std::string denseCell = "n/a";
+      if (haveBlas()) {
+        double attncSum = 0, blasSum = 0;
+        for (const DenseShape &shape : spec.denses) {
+          std::string key =
+              "[" + std::to_string(n) + "," + std::to_string(shape.k) + "]x[" +
+              std::to_string(shape.k) + "," + std::to_string(shape.n) + "]";
+          if (!denseCache.count(key)) {
+            progress(at + ": dense " + key + " attnc vs cblas_sgemm");
+            std::pair<double, double> times =
+                timeDense(n, shape.k, shape.n, policy);
+            denseCache[key] = times;
+            double f = 2.0 * double(n) * double(shape.k) * double(shape.n);
+            dense.addRow(
+                {key, fixed(times.first, 2), fixed(f / (times.first * 1e6), 1),
+                 fixed(times.second, 2), fixed(f / (times.second * 1e6), 1),
+                 ratio(times.second, times.first)});
+          }
+          attncSum += denseCache[key].first;
+          blasSum += denseCache[key].second;
+        }
+        denseCell = ratio(blasSum, attncSum);
+      }
+
+      double tensors = double(model->tensorBytes());
+      double ref = tensors + double(n) * double(spec.intermediateWidth) * 4;
+      rowGflops.push_back(gflops);
+      main.addRow({spec.label, std::to_string(n), fixed(ms, 2),
+                   fixed(gflops, 1), "", naiveCell, torchCell, denseCell,
+                   fixed(ms * 1e3 / double(n), 2), mib(tensors + double(extra)),
+                   mib(ref)});
+    }
+  }
+
+  // The peak again: a busy machine only ever lowers it, so the better of
+  // the two measurements is the peak.
+  progress("measuring the FMA peak again");
+  FmaPeak again = measureFmaPeakDetailed(o.threads);
+  if (again.best > peak.best)
+    peak = again;
+  for (size_t row = 0; row < rowGflops.size(); ++row)
+    main.setCell(row, 4, fixed(100 * rowGflops[row] / peak.best, 1));
+  if (o.threads > 1 && peak.best < 0.8 * o.threads * peak1.best)
+    notes.push_back("the machine was busy: the FMA peak on " +
+                    std::to_string(o.threads) + " threads is only " +
+                    fixed(peak.best / peak1.best, 2) +
+                    "x the 1-thread peak, so % peak is flattering");
+
+  // The report: context, the main table, the dense table, the legend.
+  char date[64];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M", std::localtime(&now));
+  const char *bullet = o.markdown ? "- " : "";
+  std::printf("%sattnc-bench %s, %s, %d thread%s%s\n", bullet, date,
+              cpuName().c_str(), o.threads, o.threads == 1 ? "" : "s",
+              o.quick ? " (quick)" : "");
+  std::printf("%sFMA peak (%s): %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d\n",
+              bullet, fmaKernelIsa(), peak1.best, peak.best, o.threads);
+  std::printf("%sBLAS: %s\n", bullet, blasDescription().c_str());
+  std::printf("%sPyTorch peer: %s\n\n", bullet,
+              torch.available()
+                  ? torch.description().c_str()
+                  : ("n/a (" +
+                     (o.torch ? torch.why() : std::string("--no-torch")) + ")")
+                        .c_str());
+  std::printf("%s\n", main.render(o.markdown).c_str());
+  if (!dense.empty())
+    std::printf("%s\n", dense.render(o.markdown).c_str());
+  std::printf(
+      "%sattnc ms: median after warm-up; GFLOP/s by the spec's formulas "
+      "(countFlops); %% peak: of the FMA peak on %d threads (best of the "
+      "measurements at start and end).\n"
+      "%svs naive / vs torch: their median time / attnc's (> 1: attnc faster); "
+      "naive runs expected to take more than %.0f s are skipped.\n"
+      "%sdense vs BLAS: cblas_sgemm time / attnc `y = x @ w` time for the "
+      "layer's input and output dense shapes, summed.\n"
+      "%speak MiB: inputs + weights + outputs + peak growth of the resident "
+      "set "
+      "during one run; ref MiB: inputs + weights + outputs + n*width*4 bytes "
+      "(width 2e+s, or 3d for MHSA).\n",
+      bullet, o.threads, bullet, naiveLimit, bullet, bullet);
+  std::sort(notes.begin(), notes.end());
+  notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
+  for (const std::string &note : notes)
+    std::printf("%snote: %s\n", bullet, note.c_str());
+  return failed ? 1 : 0;
+}

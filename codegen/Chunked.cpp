@@ -1,0 +1,166 @@
+//===- Chunked.cpp - attn -> Halide: the chunk-parallel form --------------===//
+//
+// This file lowers the ops attn-chunk produces: chunk (zero padding past n)
+// and unchunk are index remaps; chunk_state and state_apply are batched
+// products (one GEMM per chunk, see Gemm.h); chunk_scan is a serial scan
+// over chunks (exclusive) or a sum (total), vectorised over the state.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Gemm.h"
+#include "codegen/LoweringImpl.h"
+
+namespace attnc::codegen {
+
+using namespace Halide;
+namespace attn = mlir::attn;
+
+static Index with(Index index, std::initializer_list<Expr> tail) {
+  index.insert(index.end(), tail.begin(), tail.end());
+  return index;
+}
+
+static mlir::LogicalResult lowerChunk(Lowering &lowering, attn::ChunkOp op) {
+  const HTensor &x = lowering.get(op.getX());
+  int size = static_cast<int>(op.getChunk());
+  Expr n = x.extents[x.rank() - 2];
+  HTensor t;
+  t.func = Func("chunk");
+  t.extents.assign(x.extents.begin(), x.extents.end() - 2);
+  t.extents.push_back((n + (size - 1)) / size);
+  t.extents.push_back(size);
+  t.extents.push_back(x.extents.back());
+  std::vector<Var> vars = makeVars(t.rank(), "c");
+  Index batch(vars.begin(), vars.end() - 3);
+  Expr pos = vars[vars.size() - 3] * size + vars[vars.size() - 2];
+  Expr value = x.at(with(batch, {clamp(pos, 0, n - 1), vars.back()}));
+  define(t.func, vars, select(pos < n, value, 0.0f));
+  lowering.scheduleElementwise(t, vars);
+  lowering.set(op, t);
+  return mlir::success();
+}
+
+static mlir::LogicalResult lowerUnchunk(Lowering &lowering, attn::UnchunkOp op) {
+  const HTensor &y = lowering.get(op.getY());
+  const HTensor &like = lowering.get(op.getLike());
+  int size = static_cast<int>(
+      mlir::cast<mlir::RankedTensorType>(op.getY().getType())
+          .getDimSize(y.rank() - 2));
+  HTensor t;
+  t.func = Func("unchunk");
+  t.extents = like.extents;
+  t.extents.back() = y.extents.back();
+  std::vector<Var> vars = makeVars(t.rank(), "u");
+  Index batch(vars.begin(), vars.end() - 2);
+  Expr pos = vars[vars.size() - 2];
+  define(t.func, vars, y.at(with(batch, {pos / size, pos % size, vars.back()})));
+  lowering.set(op, t); // a view: inlined into its consumers
+  return mlir::success();
+}
+
+static mlir::LogicalResult lowerChunkState(Lowering &lowering,
+                                           attn::ChunkStateOp op) {
+  const HTensor &k = lowering.get(op.getK());
+  const HTensor &v = lowering.get(op.getV());
+  HTensor t;
+  t.func = Func("chunk_state");
+  t.extents.assign(k.extents.begin(), k.extents.end() - 2);
+  t.extents.push_back(k.extents.back());
+  t.extents.push_back(v.extents.back());
+  std::vector<Var> vars = makeVars(t.rank(), "s");
+  GemmOperands gemm;
+  gemm.rows = k.extents.back();
+  gemm.cols = v.extents.back();
+  gemm.depth = k.extents[k.rank() - 2];
+  gemm.scale = static_cast<float>(op.getScale());
+  // states[g][a][e] = sum_t k[g][t][a] * v[g][t][e]
+  gemm.lhs = [&k](const Index &batch, const Expr &a, const Expr &tok) {
+    return k.at(with(batch, {tok, a}));
+  };
+  gemm.rhs = [&v](const Index &batch, const Expr &tok, const Expr &e) {
+    return v.at(with(batch, {tok, e}));
+  };
+  gemm.parallelOverBatch = true;
+  defineGemm(lowering, t, vars, gemm);
+  lowering.set(op, t);
+  return mlir::success();
+}
+
+static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
+                                          attn::ChunkScanOp op) {
+  const HTensor &states = lowering.get(op.getStates());
+  HTensor t;
+  t.func = Func(op.getExclusive() ? "chunk_prefix" : "chunk_total");
+  t.extents = states.extents;
+  std::vector<Var> vars = makeVars(t.rank(), "p");
+  size_t rank = vars.size();
+  Index batch(vars.begin(), vars.end() - 3);
+  Var a = vars[rank - 2], e = vars[rank - 1];
+  Expr chunks = states.extents[rank - 3];
+  if (op.getExclusive()) {
+    define(t.func, vars, 0.0f);
+    RDom g(1, max(chunks - 1, 0), "g");
+    Index cur = with(batch, {g, a, e}), prev = with(batch, {g - 1, a, e});
+    std::vector<Expr> curRev(cur.rbegin(), cur.rend()),
+        prevRev(prev.rbegin(), prev.rend());
+    t.func(curRev) = t.func(prevRev) + states.at(prev);
+    lowering.scheduleRoot(t.func, vars);
+    if (lowering.options.gpu) {
+      t.func.update().gpu_tile(e, a, Var("bx"), Var("by"), Var("tx"), Var("ty"),
+                               16, 8, TailStrategy::GuardWithIf);
+    } else if (lowering.options.schedule == ScheduleKind::Default) {
+      t.func.update().reorder(e, g, a).vectorize(e, 16, TailStrategy::GuardWithIf)
+          .parallel(a);
+    }
+  } else {
+    RDom g(0, chunks, "g");
+    define(t.func, vars, sum(states.at(with(batch, {g, a, e}))));
+    lowering.scheduleRoot(t.func, vars);
+  }
+  t.materialized = true;
+  lowering.set(op, t);
+  return mlir::success();
+}
+
+static mlir::LogicalResult lowerStateApply(Lowering &lowering,
+                                           attn::StateApplyOp op) {
+  const HTensor &q = lowering.get(op.getQ());
+  const HTensor &states = lowering.get(op.getStates());
+  HTensor t;
+  t.func = Func("state_apply");
+  t.extents = q.extents;
+  t.extents.back() = states.extents.back();
+  std::vector<Var> vars = makeVars(t.rank(), "a");
+  GemmOperands gemm;
+  gemm.rows = q.extents[q.rank() - 2];
+  gemm.cols = states.extents.back();
+  gemm.depth = q.extents.back();
+  gemm.lhs = [&q](const Index &batch, const Expr &i, const Expr &r) {
+    return q.at(with(batch, {i, r}));
+  };
+  gemm.rhs = [&states](const Index &batch, const Expr &r, const Expr &e) {
+    return states.at(with(batch, {r, e}));
+  };
+  gemm.parallelOverBatch = true;
+  defineGemm(lowering, t, vars, gemm);
+  lowering.set(op, t);
+  return mlir::success();
+}
+
+mlir::LogicalResult lowerChunked(Lowering &lowering, mlir::Operation *op,
+                                 bool &handled) {
+  handled = true;
+  if (auto chunk = mlir::dyn_cast<attn::ChunkOp>(op))
+    return lowerChunk(lowering, chunk);
+  if (auto unchunk = mlir::dyn_cast<attn::UnchunkOp>(op))
+    return lowerUnchunk(lowering, unchunk);
+  if (auto state = mlir::dyn_cast<attn::ChunkStateOp>(op))
+    return lowerChunkState(lowering, state);
+  if (auto scan = mlir::dyn_cast<attn::ChunkScanOp>(op))
+    return lowerChunkScan(lowering, scan);
+  if (auto apply = mlir::dyn_cast<attn::StateApplyOp>(op))
+    return lowerStateApply(lowering, apply);
+  handled = false;
+  return mlir::success();
+}
+
+} // namespace attnc::codegen

@@ -1,0 +1,102 @@
+//===- Gemm.cpp - register-blocked matrix products in Halide --------------===//
+//
+// This file implements defineGemm. The Default CPU schedule follows the
+// classic blocking: an accumulator tile of `unrollX` vectors by `tileY`
+// rows kept in registers while the reduction runs (one broadcast of the
+// left operand and `unrollX` loads of the right one per k), tiles swept
+// over a panel of columns for a block of rows so the right panel stays in
+// L2, row blocks in parallel. Row and column indices are clamped so that
+// the rounded-up tiles never read outside their operands.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Gemm.h"
+
+namespace attnc::codegen {
+
+using namespace Halide;
+
+namespace {
+/// Register tile for the target: columns (a multiple of the vector width)
+/// and rows. AVX-512 has 32 vector registers: 4 x 6 accumulators leave room
+/// for the loads and broadcasts.
+struct GemmTile {
+  int vector = 16;
+  int unrollX = 4; ///< vectors per tile row
+  int tileY = 6;
+  int rowBlock = 16; ///< tiles of rows per cache block
+};
+} // namespace
+
+void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
+                const GemmOperands &gemm) {
+  size_t rank = vars.size();
+  Index batch(vars.begin(), vars.end() - 2);
+  Var row = vars[rank - 2], col = vars[rank - 1];
+  bool blocked = !lowering.options.gpu &&
+                 lowering.options.schedule == ScheduleKind::Default;
+  if (!blocked) {
+    RDom r(0, gemm.depth, "k");
+    Expr value = sum(gemm.lhs(batch, row, r) * gemm.scale *
+                     gemm.rhs(batch, r, col));
+    if (gemm.init)
+      value = value + gemm.init(batch, row, col);
+    define(out.func, vars, gemm.epilogue ? gemm.epilogue(value) : value);
+    lowering.scheduleElementwise(out, vars);
+    return;
+  }
+
+  GemmTile tile;
+  // Rounded-up tiles compute a few rows/columns past the end: clamp reads.
+  Expr safeRow = clamp(row, 0, gemm.rows - 1);
+  Expr safeCol = clamp(col, 0, gemm.cols - 1);
+  Func acc(out.func.name() + "_acc");
+  std::vector<Var> accVars = vars;
+  define(acc, accVars,
+         gemm.init ? gemm.init(batch, safeRow, safeCol) : Expr(0.0f));
+  RDom r(0, gemm.depth, "k");
+  {
+    std::vector<Expr> lhsIndex(vars.rbegin(), vars.rend());
+    Expr lhs = gemm.lhs(batch, safeRow, r);
+    if (gemm.scale != 1.0f)
+      lhs = lhs * gemm.scale;
+    Expr update = acc(lhsIndex) + lhs * gemm.rhs(batch, r, safeCol);
+    std::vector<Var> reversed(vars.rbegin(), vars.rend());
+    acc(reversed) = update;
+  }
+  Expr finished = acc(std::vector<Expr>(vars.rbegin(), vars.rend()));
+  define(out.func, vars, gemm.epilogue ? gemm.epilogue(finished) : finished);
+  out.materialized = true;
+
+  int tileX = tile.vector * tile.unrollX;
+  Var colOuter("co"), rowOuter("ro"), colInner("ci"), rowInner("ri"),
+      rowBlock("rb"), rowTile("rt");
+  out.func.compute_root()
+      .tile(col, row, colOuter, rowOuter, colInner, rowInner, tileX,
+            tile.tileY, TailStrategy::RoundUp)
+      .split(rowOuter, rowBlock, rowTile, tile.rowBlock, TailStrategy::GuardWithIf)
+      .reorder(colInner, rowInner, rowTile, colOuter, rowBlock)
+      .vectorize(colInner, tile.vector);
+  if (gemm.parallelOverBatch && rank > 2) {
+    // One parallel loop over the row blocks of every batch entry: for the
+    // per-chunk products the chunks are the batch entries.
+    std::vector<Var> outer(vars.begin(), vars.end() - 2);
+    outer.push_back(rowBlock);
+    out.func.parallel(fuseOuter(out.func, outer, outer.size()));
+  } else {
+    // Sequence-form products may be asked for rows past either end (keys
+    // under a block mask); keep the batch loops apart so bounds stay exact.
+    out.func.parallel(rowBlock);
+  }
+  acc.compute_at(out.func, rowTile)
+      .vectorize(col, tile.vector)
+      .unroll(col)
+      .unroll(row);
+  acc.update()
+      .reorder(col, row, r)
+      .vectorize(col, tile.vector)
+      .unroll(col)
+      .unroll(row);
+  acc.bound_extent(col, tileX).bound_extent(row, tile.tileY);
+}
+
+} // namespace attnc::codegen

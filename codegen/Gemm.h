@@ -1,0 +1,50 @@
+//===- Gemm.h - register-blocked matrix products in Halide --------*- C++ -*-===//
+//
+// This file declares the GEMM builder that every product-shaped stage uses
+// (dense, matmul, and the batched per-chunk products of chunked attention):
+// out[batch..., row, col] = init + sum_k lhs(batch, row, k) * rhs(batch, k, col).
+// On CPU with the Default schedule the accumulation runs in a register tile
+// (columns vectorised and unrolled, rows unrolled) inside cache blocks of
+// rows, in parallel over row blocks.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_CODEGEN_GEMM_H
+#define ATTNC_CODEGEN_GEMM_H
+
+#include "codegen/LoweringImpl.h"
+
+#include <functional>
+
+namespace attnc::codegen {
+
+/// The operands of one product; indices are MLIR order (batch outermost).
+struct GemmOperands {
+  Halide::Expr rows, cols, depth;
+  std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
+                             const Halide::Expr &k)>
+      lhs;
+  std::function<Halide::Expr(const Index &batch, const Halide::Expr &k,
+                             const Halide::Expr &col)>
+      rhs;
+  /// Parallelise over batch entries and row blocks together (products
+  /// per chunk, whose consumers ask for exact regions).
+  bool parallelOverBatch = false;
+  /// Factor applied to every product term (folded into the left operand).
+  float scale = 1.0f;
+  /// Applied to each finished element (a fused activation); identity when
+  /// unset.
+  std::function<Halide::Expr(const Halide::Expr &)> epilogue;
+  /// Initial value (e.g. a bias); zero when unset.
+  std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
+                             const Halide::Expr &col)>
+      init;
+};
+
+/// Defines `out.func` over `vars` (MLIR order, last two = row, col) as the
+/// product and schedules it (materialised at root).
+void defineGemm(Lowering &lowering, HTensor &out,
+                const std::vector<Halide::Var> &vars, const GemmOperands &gemm);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_CODEGEN_GEMM_H

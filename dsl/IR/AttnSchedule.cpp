@@ -1,0 +1,322 @@
+//===- AttnSchedule.cpp - #attn.schedule: syntax and rules ----------------===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements `#attn.schedule<key = value, ...>` (ScheduleAttr): its
+// parser (any subset of the parameters, in any order), its printer (a fixed
+// order, defaults omitted, `compute` always printed) and the rules that make
+// a schedule legal on its own. Target budgets (registers, caches, shared
+// memory) are checked by `verifyScheduleFor` in passes/Tile.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dsl/IR/AttnDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// Largest vector a schedule may ask for (lanes of f32).
+static constexpr int64_t kMaxVectorLanes = 64;
+/// Most threads of one CUDA block.
+static constexpr int64_t kMaxGpuThreads = 1024;
+
+//===----------------------------------------------------------------------===//
+// Accessors
+//===----------------------------------------------------------------------===//
+
+ScheduleAttr ScheduleAttr::lookup(Operation *op) {
+  return op->getAttrOfType<ScheduleAttr>(getScheduleAttrName());
+}
+
+ScheduleParams ScheduleAttr::getParams() const {
+  ScheduleParams params;
+  params.tileX = getTileX();
+  params.tileY = getTileY();
+  params.vector = getVector();
+  params.unrollX = getUnrollX();
+  params.unrollY = getUnrollY();
+  params.splitK = getSplitK();
+  params.parallel = getParallel();
+  params.compute = getCompute();
+  params.gpuThreadsX = getGpuThreadsX();
+  params.gpuThreadsY = getGpuThreadsY();
+  params.shared = getShared();
+  return params;
+}
+
+//===----------------------------------------------------------------------===//
+// Syntax
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The keys of `#attn.schedule`, in printing order.
+enum class Key {
+  tile,
+  vector,
+  unroll,
+  splitK,
+  parallel,
+  gpuThreads,
+  shared,
+  compute
+};
+constexpr const char *kKeyNames[] = {"tile",    "vector",   "unroll",
+                                     "split_k", "parallel", "gpu_threads",
+                                     "shared",  "compute"};
+constexpr unsigned kNumKeys = sizeof(kKeyNames) / sizeof(kKeyNames[0]);
+} // namespace
+
+/// Parses `[a, b]`.
+static ParseResult parsePair(AsmParser &parser, int64_t &a, int64_t &b) {
+  return failure(parser.parseLSquare() || parser.parseInteger(a) ||
+                 parser.parseComma() || parser.parseInteger(b) ||
+                 parser.parseRSquare());
+}
+
+/// Parses `true` or `false` as the value of `key`.
+static ParseResult parseBool(AsmParser &parser, StringRef key, bool &value) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return failure();
+  if (word != "true" && word != "false")
+    return parser.emitError(loc)
+           << "schedule " << key << " must be true or false but is '" << word
+           << "'";
+  value = word == "true";
+  return success();
+}
+
+/// Parses the value of `key` into `params`.
+static ParseResult parseValue(AsmParser &parser, Key key,
+                              ScheduleParams &params) {
+  switch (key) {
+  case Key::tile:
+    return parsePair(parser, params.tileX, params.tileY);
+  case Key::vector:
+    return parser.parseInteger(params.vector);
+  case Key::unroll:
+    return parsePair(parser, params.unrollX, params.unrollY);
+  case Key::splitK:
+    return parser.parseInteger(params.splitK);
+  case Key::parallel:
+    return parseBool(parser, "parallel", params.parallel);
+  case Key::gpuThreads:
+    return parsePair(parser, params.gpuThreadsX, params.gpuThreadsY);
+  case Key::shared:
+    return parseBool(parser, "shared", params.shared);
+  case Key::compute: {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef word;
+    if (parser.parseKeyword(&word))
+      return failure();
+    std::optional<ComputeAt> compute = symbolizeComputeAt(word);
+    if (!compute)
+      return parser.emitError(loc) << "unknown schedule compute '" << word
+                                   << "', expected root, row or inline";
+    params.compute = *compute;
+    return success();
+  }
+  }
+  llvm_unreachable("unknown schedule key");
+}
+
+/// Parses `<>` or `<key = value, ...>` with keys tile, vector, unroll,
+/// split_k, parallel, gpu_threads, shared and compute, each at most once.
+Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
+  SMLoc start = parser.getCurrentLocation();
+  if (parser.parseLess())
+    return {};
+  ScheduleParams params;
+  if (failed(parser.parseOptionalGreater())) {
+    bool seen[kNumKeys] = {};
+    do {
+      SMLoc loc = parser.getCurrentLocation();
+      StringRef name;
+      if (parser.parseKeyword(&name))
+        return {};
+      const auto *found = llvm::find(kKeyNames, name);
+      if (found == std::end(kKeyNames)) {
+        parser.emitError(loc)
+            << "unknown schedule parameter '" << name
+            << "', expected tile, vector, unroll, split_k, parallel, "
+               "gpu_threads, shared or compute";
+        return {};
+      }
+      unsigned index = found - std::begin(kKeyNames);
+      if (seen[index]) {
+        parser.emitError(loc)
+            << "schedule parameter '" << name << "' appears twice";
+        return {};
+      }
+      seen[index] = true;
+      if (parser.parseEqual() ||
+          parseValue(parser, static_cast<Key>(index), params))
+        return {};
+    } while (succeeded(parser.parseOptionalComma()));
+    if (parser.parseGreater())
+      return {};
+  }
+  return ScheduleAttr::getChecked([&] { return parser.emitError(start); },
+                                  parser.getContext(), params);
+}
+
+void ScheduleAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  auto pair = [&](StringRef key, int64_t a, int64_t b) {
+    printer << key << " = [" << a << ", " << b << "], ";
+  };
+  if (isTiled())
+    pair("tile", getTileX(), getTileY());
+  if (getVector() != 1)
+    printer << "vector = " << getVector() << ", ";
+  if (getUnrollX() != 1 || getUnrollY() != 1)
+    pair("unroll", getUnrollX(), getUnrollY());
+  if (getSplitK() != 0)
+    printer << "split_k = " << getSplitK() << ", ";
+  if (getParallel())
+    printer << "parallel = true, ";
+  if (getGpuThreadsX() != 0 || getGpuThreadsY() != 0)
+    pair("gpu_threads", getGpuThreadsX(), getGpuThreadsY());
+  if (getShared())
+    printer << "shared = true, ";
+  printer << "compute = " << stringifyComputeAt(getCompute()) << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// Rules
+//===----------------------------------------------------------------------===//
+
+/// Prints `[a, b]` into a diagnostic.
+static InFlightDiagnostic &&pairTo(InFlightDiagnostic &&diag, int64_t a,
+                                   int64_t b) {
+  return std::move(diag << "[" << a << ", " << b << "]");
+}
+
+/// Names the first parameter of `p` that an inlined stage may not set, or
+/// returns an empty string if there is none.
+static std::string loopParameterOf(const ScheduleParams &p) {
+  auto pair = [](StringRef key, int64_t a, int64_t b) {
+    return (key + " [" + Twine(a) + ", " + Twine(b) + "]").str();
+  };
+  if (p.tileX != 1 || p.tileY != 1)
+    return pair("tile", p.tileX, p.tileY);
+  if (p.vector != 1)
+    return ("vector " + Twine(p.vector)).str();
+  if (p.unrollX != 1 || p.unrollY != 1)
+    return pair("unroll", p.unrollX, p.unrollY);
+  if (p.splitK != 0)
+    return ("split_k " + Twine(p.splitK)).str();
+  if (p.parallel)
+    return "parallel = true";
+  if (p.gpuThreadsX != 0 || p.gpuThreadsY != 0)
+    return pair("gpu_threads", p.gpuThreadsX, p.gpuThreadsY);
+  if (p.shared)
+    return "shared = true";
+  return "";
+}
+
+LogicalResult
+ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
+                           const ScheduleParams &p) {
+  // Sizes.
+  if (p.tileX < 1 || p.tileY < 1)
+    return pairTo(emitError() << "schedule tile ", p.tileX, p.tileY)
+           << " must be positive";
+  if (p.vector < 1)
+    return emitError() << "schedule vector " << p.vector << " must be positive";
+  if (p.unrollX < 1 || p.unrollY < 1)
+    return pairTo(emitError() << "schedule unroll ", p.unrollX, p.unrollY)
+           << " must be positive";
+  if (p.splitK < 0)
+    return emitError() << "schedule split_k " << p.splitK
+                       << " must be non-negative (0 = not split)";
+  bool onGpu = p.gpuThreadsX != 0 || p.gpuThreadsY != 0;
+  if (onGpu && (p.gpuThreadsX < 1 || p.gpuThreadsY < 1))
+    return pairTo(emitError() << "schedule gpu_threads ", p.gpuThreadsX,
+                  p.gpuThreadsY)
+           << " must be both 0 (not on a GPU) or both positive";
+
+  // An inlined stage has no loops.
+  if (p.compute == ComputeAt::inlined) {
+    std::string loop = loopParameterOf(p);
+    if (!loop.empty())
+      return emitError() << "schedule compute = inline has no loops of its "
+                            "own but sets "
+                         << loop;
+  }
+
+  // Vectors and unrolling inside the tile.
+  if (!llvm::isPowerOf2_64(p.vector))
+    return emitError() << "schedule vector " << p.vector
+                       << " is not a power of two";
+  if (p.vector > kMaxVectorLanes)
+    return emitError() << "schedule vector " << p.vector << " exceeds "
+                       << kMaxVectorLanes << " lanes";
+  bool vectorTiled = p.vector > 1 && p.tileX > 1;
+  if (vectorTiled && p.tileX % p.vector != 0)
+    return emitError() << "schedule vector " << p.vector
+                       << " does not divide tile x " << p.tileX;
+  int64_t vectorsAcross = vectorTiled ? p.tileX / p.vector : p.tileX;
+  if (vectorsAcross % p.unrollX != 0) {
+    if (vectorTiled)
+      return emitError() << "schedule unroll x " << p.unrollX
+                         << " does not divide the " << vectorsAcross
+                         << " vectors of tile x " << p.tileX;
+    return emitError() << "schedule unroll x " << p.unrollX
+                       << " does not divide tile x " << p.tileX;
+  }
+  if (p.tileY % p.unrollY != 0)
+    return emitError() << "schedule unroll y " << p.unrollY
+                       << " does not divide tile y " << p.tileY;
+
+  // GPU mapping.
+  if (onGpu) {
+    int64_t threads = p.gpuThreadsX * p.gpuThreadsY;
+    if (threads > kMaxGpuThreads)
+      return pairTo(emitError() << "schedule gpu_threads ", p.gpuThreadsX,
+                    p.gpuThreadsY)
+             << " has " << threads << " threads but a block has at most "
+             << kMaxGpuThreads;
+    if (p.tileX % p.gpuThreadsX != 0 || p.tileY % p.gpuThreadsY != 0)
+      return pairTo(pairTo(emitError() << "schedule gpu_threads ",
+                           p.gpuThreadsX, p.gpuThreadsY)
+                        << " does not divide tile ",
+                    p.tileX, p.tileY);
+    if (p.vector > 1)
+      return pairTo(emitError() << "schedule vector " << p.vector
+                                << " cannot be combined with gpu_threads ",
+                    p.gpuThreadsX, p.gpuThreadsY)
+             << " (a GPU thread is scalar)";
+  }
+  if (p.shared && !onGpu)
+    return emitError() << "schedule shared = true needs gpu_threads";
+  return success();
+}
+
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t tileX, int64_t tileY, int64_t vector,
+                                   int64_t unrollX, int64_t unrollY,
+                                   int64_t splitK, bool parallel,
+                                   ComputeAt compute, int64_t gpuThreadsX,
+                                   int64_t gpuThreadsY, bool shared) {
+  ScheduleParams params;
+  params.tileX = tileX;
+  params.tileY = tileY;
+  params.vector = vector;
+  params.unrollX = unrollX;
+  params.unrollY = unrollY;
+  params.splitK = splitK;
+  params.parallel = parallel;
+  params.compute = compute;
+  params.gpuThreadsX = gpuThreadsX;
+  params.gpuThreadsY = gpuThreadsY;
+  params.shared = shared;
+  return verifyParams(emitError, params);
+}

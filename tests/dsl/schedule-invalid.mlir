@@ -1,0 +1,195 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+// Illegal schedules: every message of the #attn.schedule parser and
+// verifier, and of the dialect's check of the `attn.schedule` attribute.
+// Target budgets are tested in tests/passes/attn-tile.mlir and
+// tests/unit/ScheduleTest.cpp.
+
+func.func @unknown_parameter(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{unknown schedule parameter 'tiles', expected tile, vector, unroll, split_k, parallel, gpu_threads, shared or compute}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tiles = [8, 1]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @duplicate_parameter(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule parameter 'vector' appears twice}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<vector = 8, vector = 16>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @parallel_not_bool(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule parallel must be true or false but is 'yes'}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<parallel = yes>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @shared_not_bool(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule shared must be true or false but is 'no'}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<shared = no>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @unknown_compute(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{unknown schedule compute 'at_row', expected root, row or inline}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<compute = at_row>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tile_not_positive(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule tile [0, 6] must be positive}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [0, 6]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vector_not_positive(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule vector 0 must be positive}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<vector = 0>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @unroll_not_positive(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule unroll [4, -1] must be positive}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 6], unroll = [4, -1]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @split_k_negative(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule split_k -256 must be non-negative (0 = not split)}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<split_k = -256>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @gpu_threads_half_set(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule gpu_threads [16, 0] must be both 0 (not on a GPU) or both positive}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 8], gpu_threads = [16, 0]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @inline_with_tile(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule compute = inline has no loops of its own but sets tile [64, 1]}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 1], compute = inline>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @inline_with_parallel(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule compute = inline has no loops of its own but sets parallel = true}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<parallel = true, compute = inline>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vector_not_power_of_two(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule vector 12 is not a power of two}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<vector = 12>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vector_too_wide(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule vector 128 exceeds 64 lanes}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<vector = 128>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vector_not_dividing_tile(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule vector 16 does not divide tile x 40}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [40, 4], vector = 16>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @unroll_not_dividing_vectors(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule unroll x 3 does not divide the 4 vectors of tile x 64}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, unroll = [3, 6]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @unroll_not_dividing_tile_x(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule unroll x 4 does not divide tile x 1}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<unroll = [4, 1]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @unroll_not_dividing_tile_y(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule unroll y 4 does not divide tile y 6}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 4]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @too_many_gpu_threads(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule gpu_threads [64, 32] has 2048 threads but a block has at most 1024}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 32], gpu_threads = [64, 32]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @gpu_threads_not_dividing_tile(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule gpu_threads [16, 8] does not divide tile [24, 8]}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [24, 8], gpu_threads = [16, 8]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @gpu_threads_with_vector(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule vector 4 cannot be combined with gpu_threads [16, 8] (a GPU thread is scalar)}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 8], vector = 4, gpu_threads = [16, 8]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @shared_without_gpu_threads(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule shared = true needs gpu_threads}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 8], shared = true>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @schedule_not_a_schedule(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{'attn.schedule' must be a #attn.schedule but is #attn.mask<causal>}}
+  %0 = attn.relu %x {attn.schedule = #attn.mask<causal>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'attn.schedule' is only valid on attn ops}}
+func.func @schedule_on_func(%x: tensor<?x64xf32>) -> tensor<?x64xf32> attributes {attn.schedule = #attn.schedule<parallel = true>} {
+  return %x : tensor<?x64xf32>
+}

@@ -1,0 +1,110 @@
+// RUN: attn-opt %s -split-input-file --attn-chunk | FileCheck %s
+
+// Causal local attention under a chunk mask becomes causal attention on the
+// chunked tensors (the chunk is a batch dim); the score region moves along.
+// CHECK-LABEL: func.func @local_causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x16xf32>, %[[K:.*]]: tensor<?x16xf32>, %[[V:.*]]: tensor<?x32xf32>, %[[W:.*]]: tensor<15xf32>)
+// CHECK-DAG: %[[QC:.*]] = attn.chunk %[[Q]] chunk = 8 : tensor<?x16xf32> -> tensor<?x8x16xf32>
+// CHECK-DAG: %[[KC:.*]] = attn.chunk %[[K]] chunk = 8 : tensor<?x16xf32> -> tensor<?x8x16xf32>
+// CHECK-DAG: %[[VC:.*]] = attn.chunk %[[V]] chunk = 8 : tensor<?x32xf32> -> tensor<?x8x32xf32>
+// CHECK: %[[A:.*]] = attn.attention %[[QC]], %[[KC]], %[[VC]] mask = #attn.mask<causal> normalize = none heads = 1 : tensor<?x8x16xf32>, tensor<?x8x16xf32>, tensor<?x8x32xf32> -> tensor<?x8x32xf32>
+// CHECK: attn.rel_pos_bias %[[W]]
+// CHECK: attn.yield
+// CHECK: %[[Y:.*]] = attn.unchunk %[[A]], %[[Q]] : tensor<?x8x32xf32>, tensor<?x16xf32> -> tensor<?x32xf32>
+// CHECK: return %[[Y]]
+func.func @local_causal(%q: tensor<?x16xf32>, %k: tensor<?x16xf32>, %v: tensor<?x32xf32>, %w: tensor<15xf32>) -> tensor<?x32xf32> {
+  %0 = attn.attention %q, %k, %v mask = #attn.mask<causal_chunk 8> normalize = none heads = 1
+         : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    %c = arith.constant 1.250000e-01 : f32
+    %s = arith.mulf %qk, %c : f32
+    %b = attn.rel_pos_bias %w[%i, %j] max_len = 8 : tensor<15xf32>
+    %t = arith.addf %s, %b : f32
+    attn.yield %t : f32
+  }
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+// A static length gives a static number of chunks: ceil(20 / 8) = 3.
+// CHECK-LABEL: func.func @static_length
+// CHECK: attn.chunk %{{.*}} chunk = 8 : tensor<2x20x16xf32> -> tensor<2x3x8x16xf32>
+// CHECK: attn.attention {{.*}} mask = #attn.mask<none>
+// CHECK: attn.unchunk {{.*}} -> tensor<2x20x32xf32>
+func.func @static_length(%q: tensor<2x20x16xf32>, %v: tensor<2x20x32xf32>) -> tensor<2x20x32xf32> {
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<chunk 8> normalize = none heads = 1
+         : tensor<2x20x16xf32>, tensor<2x20x16xf32>, tensor<2x20x32xf32> -> tensor<2x20x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0 : tensor<2x20x32xf32>
+}
+
+// -----
+
+// The global term: per-chunk states, exclusive prefix (causal), application.
+// CHECK-LABEL: func.func @global_causal
+// CHECK-DAG: %[[QC:.*]] = attn.chunk %arg0 chunk = 4
+// CHECK-DAG: %[[KC:.*]] = attn.chunk %arg1 chunk = 4
+// CHECK-DAG: %[[VC:.*]] = attn.chunk %arg2 chunk = 4
+// CHECK: %[[S:.*]] = attn.chunk_state %[[KC]], %[[VC]] scale = 2.500000e-01 : tensor<?x4x8xf32>, tensor<?x4x6xf32> -> tensor<?x8x6xf32>
+// CHECK: %[[P:.*]] = attn.chunk_scan %[[S]] exclusive = true : tensor<?x8x6xf32>
+// CHECK: %[[O:.*]] = attn.state_apply %[[QC]], %[[P]] : tensor<?x4x8xf32>, tensor<?x8x6xf32> -> tensor<?x4x6xf32>
+// CHECK: attn.unchunk %[[O]], %arg0
+func.func @global_causal(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x6xf32>) -> tensor<?x6xf32> {
+  %0 = attn.chunked_linear %q, %k, %v chunk = 4 causal = true scale = 2.500000e-01
+         : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x6xf32> -> tensor<?x6xf32>
+  return %0 : tensor<?x6xf32>
+}
+
+// -----
+
+// Non-causal: the total over all chunks.
+// CHECK-LABEL: func.func @global_bidirectional
+// CHECK: attn.chunk_scan %{{.*}} exclusive = false
+func.func @global_bidirectional(%q: tensor<?x8xf32>, %v: tensor<?x6xf32>) -> tensor<?x6xf32> {
+  %0 = attn.chunked_linear %q, %q, %v chunk = 4 causal = false scale = 2.500000e-01
+         : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x6xf32> -> tensor<?x6xf32>
+  return %0 : tensor<?x6xf32>
+}
+
+// -----
+
+// Not rewritten: softmax (padded keys would take part), a score that reads
+// the key length or an absolute position, a mask that is not a chunk mask.
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: attn.chunk
+// CHECK: mask = #attn.mask<chunk 8> normalize = softmax
+// CHECK: mask = #attn.mask<chunk 8> normalize = none
+// CHECK: mask = #attn.mask<chunk 8> normalize = none
+// CHECK: mask = #attn.mask<causal> normalize = none
+func.func @kept(%q: tensor<?x16xf32>, %v: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<chunk 8> normalize = softmax heads = 1
+         : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  %1 = attn.attention %q, %q, %0 mask = #attn.mask<chunk 8> normalize = none heads = 1
+         : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    %ni = arith.index_cast %n : index to i64
+    %nf = arith.sitofp %ni : i64 to f32
+    %s = arith.divf %qk, %nf : f32
+    attn.yield %s : f32
+  }
+  %2 = attn.attention %q, %q, %1 mask = #attn.mask<chunk 8> normalize = none heads = 1
+         : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    %ii = arith.index_cast %i : index to i64
+    %if = arith.sitofp %ii : i64 to f32
+    %s = arith.mulf %qk, %if : f32
+    attn.yield %s : f32
+  }
+  %3 = attn.attention %q, %q, %2 mask = #attn.mask<causal> normalize = none heads = 1
+         : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %3 : tensor<?x32xf32>
+}

@@ -1,0 +1,122 @@
+// RUN: attn-opt %s -split-input-file --attn-tile=target=x86-64-avx512 --verify-diagnostics | FileCheck %s --check-prefixes=CHECK,AVX512
+// RUN: attn-opt %s -split-input-file --attn-tile=target=x86-64-avx2 --verify-diagnostics | FileCheck %s --check-prefixes=CHECK,AVX2
+// RUN: attn-opt %s -split-input-file --attn-tile=target=cuda --verify-diagnostics | FileCheck %s --check-prefixes=CHECK,CUDA
+
+// Dense: 4 vectors of columns by the most rows whose accumulators fit the
+// registers less 6 (avx512: 4 x 6 of 26, avx2: 4 x 2 of 10); K = 512 needs
+// no split on a CPU; CUDA stages K blocks of 128 in shared memory.
+// CHECK-LABEL: func.func @dense
+// AVX512: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], parallel = true, compute = root>}
+// AVX2: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [32, 2], vector = 8, unroll = [4, 2], parallel = true, compute = root>}
+// CUDA: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 8], split_k = 128, gpu_threads = [16, 8], shared = true, compute = root>}
+func.func @dense(%x: tensor<?x512xf32>, %w: tensor<512x2176xf32>, %b: tensor<2176xf32>) -> tensor<?x2176xf32> {
+  %0 = attn.dense %x, %w, %b : tensor<?x512xf32>, tensor<512x2176xf32>, tensor<2176xf32> -> tensor<?x2176xf32>
+  return %0 : tensor<?x2176xf32>
+}
+
+// -----
+
+// A K = 8192 panel of tile x columns is larger than half of L2: split K.
+// CHECK-LABEL: func.func @dense_long_k
+// AVX512: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 2048, parallel = true, compute = root>}
+// AVX2: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [32, 2], vector = 8, unroll = [4, 2], split_k = 4096, parallel = true, compute = root>}
+// CUDA: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 8], split_k = 128, gpu_threads = [16, 8], shared = true, compute = root>}
+func.func @dense_long_k(%x: tensor<?x8192xf32>, %w: tensor<8192x256xf32>, %b: tensor<256xf32>) -> tensor<?x256xf32> {
+  %0 = attn.dense %x, %w, %b : tensor<?x8192xf32>, tensor<8192x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+// -----
+
+// Matmul with N = 32: two vectors on avx512 (so 8 rows fit), four on avx2;
+// a 32-column tile on CUDA.
+// CHECK-LABEL: func.func @matmul
+// AVX512: attn.matmul {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], parallel = true, compute = root>}
+// AVX2: attn.matmul {{.*}} {attn.schedule = #attn.schedule<tile = [32, 2], vector = 8, unroll = [4, 2], parallel = true, compute = root>}
+// CUDA: attn.matmul {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], split_k = 64, gpu_threads = [16, 8], shared = true, compute = root>}
+func.func @matmul(%a: tensor<?x?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x?x32xf32> {
+  %0 = attn.matmul %a, %b : tensor<?x?x64xf32>, tensor<64x32xf32> -> tensor<?x?x32xf32>
+  return %0 : tensor<?x?x32xf32>
+}
+
+// -----
+
+// Attention: scores one query row at a time on a CPU; 32 x 8 threads on CUDA.
+// CHECK-LABEL: func.func @attention
+// AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<vector = 16, parallel = true, compute = row>}
+// AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<vector = 8, parallel = true, compute = row>}
+// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = root>}
+// CHECK-NOT: attn.schedule
+// CHECK: attn.yield
+func.func @attention(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32xf32>, %rel: tensor<63xf32>) -> tensor<?x32xf32> {
+  %0 = attn.attention %q, %k, %v mask = #attn.mask<causal> normalize = softmax heads = 1 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    %b = attn.rel_pos_bias %rel[%i, %j] max_len = 32 : tensor<63xf32>
+    %s = arith.addf %qk, %b : f32
+    attn.yield %s : f32
+  }
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+// Row-wise ops: 4 vectors of columns, parallel rows; a rank-1 result is not
+// parallel; 64 threads per block on CUDA ([16, 4] for rows of 16).
+// CHECK-LABEL: func.func @elementwise
+// AVX512: attn.silu {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.layer_norm {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.rope {{.*}} {attn.schedule = #attn.schedule<tile = [16, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.add {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, compute = root>}
+// AVX2: attn.silu {{.*}} {attn.schedule = #attn.schedule<tile = [32, 1], vector = 8, parallel = true, compute = root>}
+// AVX2: attn.layer_norm {{.*}} {attn.schedule = #attn.schedule<tile = [32, 1], vector = 8, parallel = true, compute = root>}
+// AVX2: attn.rope {{.*}} {attn.schedule = #attn.schedule<tile = [16, 1], vector = 8, parallel = true, compute = root>}
+// AVX2: attn.add {{.*}} {attn.schedule = #attn.schedule<tile = [32, 1], vector = 8, compute = root>}
+// CUDA: attn.silu {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], gpu_threads = [64, 1], compute = root>}
+// CUDA: attn.layer_norm {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], gpu_threads = [64, 1], compute = root>}
+// CUDA: attn.rope {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], gpu_threads = [16, 4], compute = root>}
+// CUDA: attn.add {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], gpu_threads = [64, 1], compute = root>}
+func.func @elementwise(%x: tensor<?x256xf32>, %g: tensor<256xf32>, %z: tensor<?x16xf32>) -> (tensor<?x256xf32>, tensor<?x16xf32>, tensor<256xf32>) {
+  %0 = attn.silu %x : tensor<?x256xf32>
+  %1 = attn.layer_norm %0 weight %g eps = 1.0e-05 : (tensor<?x256xf32>, tensor<256xf32>) -> tensor<?x256xf32>
+  %2 = attn.rope %z mode = half rotary_dims = 16 base = 1.0e+04 : tensor<?x16xf32>
+  %3 = attn.add %g, %g : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32>
+  return %1, %2, %3 : tensor<?x256xf32>, tensor<?x16xf32>, tensor<256xf32>
+}
+
+// -----
+
+// Pure views stay unscheduled.
+// CHECK-LABEL: func.func @views
+// CHECK-NOT: attn.schedule
+// CHECK: return
+func.func @views(%x: tensor<?x64xf32>) -> (tensor<?x48xf32>, tensor<64x?xf32>, tensor<16xf32>, tensor<f32>) {
+  %p:2 = attn.split %x [48, 16] : tensor<?x64xf32> -> tensor<?x48xf32>, tensor<?x16xf32>
+  %t = attn.transpose %x : tensor<?x64xf32> -> tensor<64x?xf32>
+  %w = attn.weight "l.gamma" : tensor<2x16xf32>
+  %r = attn.row %w[1] : tensor<2x16xf32> -> tensor<16xf32>
+  %c = attn.constant 2.0 : tensor<f32>
+  return %p#0, %t, %r, %c : tensor<?x48xf32>, tensor<64x?xf32>, tensor<16xf32>, tensor<f32>
+}
+
+// -----
+
+// An existing schedule is kept (and checked against the target).
+// CHECK-LABEL: func.func @kept
+// CHECK: attn.silu {{.*}} {attn.schedule = #attn.schedule<compute = inline>}
+// CHECK: attn.relu {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 4, unroll = [2, 2], compute = row>}
+// AVX512: attn.exp {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+func.func @kept(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %0 = attn.silu %x {attn.schedule = #attn.schedule<compute = inline>} : tensor<?x64xf32>
+  %1 = attn.relu %0 {attn.schedule = #attn.schedule<compute = row, tile = [16, 4], vector = 4, unroll = [2, 2]>} : tensor<?x64xf32>
+  %2 = attn.exp %1 : tensor<?x64xf32>
+  return %2 : tensor<?x64xf32>
+}
+
+// -----
+
+// An existing schedule beyond the target's budget is reported at its op.
+func.func @over_budget(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error-re @+1 {{schedule {{(vector 32 is wider than the (16|8) lanes of target x86-64-avx(512|2)|compute = root on target cuda needs gpu_threads)}}}}
+  %0 = attn.silu %x {attn.schedule = #attn.schedule<tile = [64, 1], vector = 32>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}

@@ -1,0 +1,392 @@
+//===- ScheduleTest.cpp - tests of schedules and attn-tile's cost model ---===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file tests `#attn.schedule` from C++ (building from ScheduleParams,
+// getChecked's reasons, printing and parsing), the targets' budgets
+// (TargetInfo), every reason verifyScheduleFor gives for a point that a
+// target cannot run, and the choices of attn-tile's cost model, including
+// that every schedule it chooses is legal on its target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dsl/IR/AttnOps.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using ::testing::HasSubstr;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+class ScheduleTest : public ::testing::Test {
+protected:
+  ScheduleTest() { context.loadDialect<AttnDialect>(); }
+
+  /// The reason verifyScheduleFor gives for `params` on `target`, or "legal".
+  std::string reason(const ScheduleParams &params, const TargetInfo &target) {
+    std::string message = "legal";
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      message = diag.str();
+      return success();
+    });
+    auto emitError = [&] { return mlir::emitError(UnknownLoc::get(&context)); };
+    bool legal = succeeded(verifyScheduleFor(params, target, emitError));
+    EXPECT_EQ(legal, message == "legal") << message;
+    return message;
+  }
+
+  /// The printed form of `schedule`.
+  static std::string print(Attribute schedule) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    schedule.print(os);
+    return text;
+  }
+
+  MLIRContext context;
+  TargetInfo avx512 = TargetInfo::get(TargetKind::avx512);
+  TargetInfo avx2 = TargetInfo::get(TargetKind::avx2);
+  TargetInfo generic = TargetInfo::get(TargetKind::generic);
+  TargetInfo cuda = TargetInfo::get(TargetKind::cuda);
+};
+
+//===----------------------------------------------------------------------===//
+// The attribute from C++
+//===----------------------------------------------------------------------===//
+
+TEST_F(ScheduleTest, BuildsFromParamsAndPrintsCanonically) {
+  ScheduleParams params;
+  params.tileX = 64;
+  params.tileY = 6;
+  params.vector = 16;
+  params.unrollX = 4;
+  params.unrollY = 6;
+  params.splitK = 256;
+  params.parallel = true;
+  ScheduleAttr schedule = ScheduleAttr::get(&context, params);
+  EXPECT_EQ(print(schedule),
+            "#attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], "
+            "split_k = 256, parallel = true, compute = root>");
+  EXPECT_EQ(schedule.getTileX(), 64);
+  EXPECT_EQ(schedule.getUnrollY(), 6);
+  EXPECT_TRUE(schedule.isTiled());
+  EXPECT_FALSE(schedule.isOnGpu());
+  EXPECT_EQ(ScheduleAttr::get(&context, schedule.getParams()), schedule);
+  EXPECT_EQ(print(ScheduleAttr::get(&context, ScheduleParams())),
+            "#attn.schedule<compute = root>");
+}
+
+TEST_F(ScheduleTest, ParsesWhatItPrints) {
+  const char *text = "#attn.schedule<tile = [64, 8], gpu_threads = [16, 8], "
+                     "shared = true, compute = root>";
+  auto schedule =
+      dyn_cast_or_null<ScheduleAttr>(parseAttribute(text, &context));
+  ASSERT_TRUE(schedule);
+  EXPECT_EQ(print(schedule), text);
+  EXPECT_TRUE(schedule.isOnGpu());
+  EXPECT_EQ(schedule.getGpuThreadsX(), 16);
+  EXPECT_TRUE(schedule.getShared());
+}
+
+TEST_F(ScheduleTest, GetCheckedGivesTheReasonInsteadOfAnAttribute) {
+  ScheduleParams params;
+  params.tileX = 40;
+  params.vector = 16;
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  ScheduleAttr schedule = ScheduleAttr::getChecked(
+      [&] { return emitError(UnknownLoc::get(&context)); }, &context, params);
+  EXPECT_FALSE(schedule);
+  EXPECT_EQ(message, "schedule vector 16 does not divide tile x 40");
+}
+
+TEST_F(ScheduleTest, LookupReadsTheOpsSchedule) {
+  const char *source = R"mlir(
+    func.func @f(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+      %0 = attn.relu %x {attn.schedule = #attn.schedule<compute = inline>} : tensor<?x64xf32>
+      %1 = attn.exp %0 : tensor<?x64xf32>
+      return %1 : tensor<?x64xf32>
+    })mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  int scheduled = 0;
+  module->walk([&](Operation *op) {
+    if (ScheduleAttr schedule = ScheduleAttr::lookup(op)) {
+      EXPECT_TRUE(isa<ReluOp>(op));
+      EXPECT_EQ(schedule.getCompute(), ComputeAt::inlined);
+      ++scheduled;
+    }
+  });
+  EXPECT_EQ(scheduled, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Targets and verifyScheduleFor
+//===----------------------------------------------------------------------===//
+
+TEST_F(ScheduleTest, TargetsHaveTheirBudgets) {
+  EXPECT_EQ(avx512.vectorLanes, 16);
+  EXPECT_EQ(avx512.vectorRegisters, 32);
+  EXPECT_EQ(avx2.vectorLanes, 8);
+  EXPECT_EQ(avx2.vectorRegisters, 16);
+  EXPECT_EQ(generic.vectorLanes, 4);
+  EXPECT_EQ(generic.vectorRegisters, 16);
+  EXPECT_EQ(avx512.l1Bytes, 32 * 1024);
+  EXPECT_EQ(avx512.l2Bytes, 1024 * 1024);
+  EXPECT_TRUE(cuda.isGpu());
+  EXPECT_EQ(cuda.maxGpuThreads, 1024);
+  EXPECT_EQ(cuda.sharedMemoryBytes, 48 * 1024);
+}
+
+TEST_F(ScheduleTest, ParsesTargetNames) {
+  for (TargetKind kind : {TargetKind::generic, TargetKind::avx2,
+                          TargetKind::avx512, TargetKind::cuda}) {
+    std::optional<TargetInfo> parsed =
+        TargetInfo::parse(TargetInfo::get(kind).getName());
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ(parsed->kind, kind);
+  }
+  std::optional<TargetInfo> host = TargetInfo::parse("host");
+  ASSERT_TRUE(host);
+  EXPECT_FALSE(host->isGpu());
+  EXPECT_EQ(host->kind, TargetInfo::detectHost().kind);
+  EXPECT_FALSE(TargetInfo::parse("x86-64-avx1024"));
+}
+
+TEST_F(ScheduleTest, RejectsAGpuMappingOnACpu) {
+  ScheduleParams p;
+  p.tileX = 64;
+  p.tileY = 8;
+  p.gpuThreadsX = 16;
+  p.gpuThreadsY = 8;
+  EXPECT_EQ(reason(p, avx2),
+            "schedule gpu_threads [16, 8] needs a GPU but target x86-64-avx2 "
+            "is a CPU");
+  EXPECT_EQ(reason(p, cuda), "legal");
+}
+
+TEST_F(ScheduleTest, RejectsVectorsWiderThanTheTarget) {
+  ScheduleParams p;
+  p.tileX = 64;
+  p.vector = 16;
+  EXPECT_EQ(reason(p, avx512), "legal");
+  EXPECT_EQ(reason(p, avx2),
+            "schedule vector 16 is wider than the 8 lanes of target "
+            "x86-64-avx2");
+}
+
+TEST_F(ScheduleTest, RejectsMoreAccumulatorsThanFreeRegisters) {
+  ScheduleParams p;
+  p.tileX = 32;
+  p.tileY = 4;
+  p.vector = 8;
+  p.unrollX = 4;
+  p.unrollY = 4;
+  EXPECT_EQ(reason(p, avx512), "legal");
+  EXPECT_EQ(reason(p, avx2),
+            "schedule unroll [4, 4] keeps 16 vector accumulators but target "
+            "x86-64-avx2 has 10 (16 registers, 6 reserved)");
+}
+
+TEST_F(ScheduleTest, RejectsSplitKPanelsBeyondHalfOfL2) {
+  ScheduleParams p;
+  p.tileX = 64;
+  p.vector = 16;
+  p.splitK = 2048;
+  EXPECT_EQ(reason(p, avx512), "legal");
+  p.splitK = 4096;
+  EXPECT_EQ(reason(p, avx512),
+            "schedule split_k 4096 with tile x 64 needs a 1048576-byte panel "
+            "but target x86-64-avx512 allows half of its 1048576-byte L2 "
+            "(524288)");
+}
+
+TEST_F(ScheduleTest, RejectsRootStagesOffTheGpuOnCuda) {
+  ScheduleParams p;
+  p.tileX = 64;
+  EXPECT_EQ(reason(p, cuda),
+            "schedule compute = root on target cuda needs gpu_threads");
+  p.tileX = 1;
+  p.compute = ComputeAt::inlined;
+  EXPECT_EQ(reason(p, cuda), "legal");
+}
+
+TEST_F(ScheduleTest, RejectsMoreThreadsThanTheTargetsBlock) {
+  TargetInfo small = cuda;
+  small.maxGpuThreads = 256;
+  ScheduleParams p;
+  p.tileX = p.gpuThreadsX = 32;
+  p.tileY = p.gpuThreadsY = 16;
+  EXPECT_EQ(reason(p, cuda), "legal");
+  EXPECT_EQ(reason(p, small),
+            "schedule gpu_threads [32, 16] has 512 threads but target cuda "
+            "allows 256 per block");
+}
+
+TEST_F(ScheduleTest, RejectsStagingBeyondSharedMemory) {
+  ScheduleParams p;
+  p.tileX = 64;
+  p.tileY = 8;
+  p.gpuThreadsX = 16;
+  p.gpuThreadsY = 8;
+  p.shared = true;
+  p.splitK = 128;
+  EXPECT_EQ(getSharedMemoryBytes(p), 4 * 128 * 72);
+  EXPECT_EQ(reason(p, cuda), "legal");
+  p.splitK = 256;
+  EXPECT_EQ(reason(p, cuda),
+            "schedule stages 73728 bytes in shared memory but target cuda "
+            "has 49152 per block");
+}
+
+TEST_F(ScheduleTest, GivesTheAttributesOwnReasonsFirst) {
+  ScheduleParams p;
+  p.vector = 12;
+  EXPECT_EQ(reason(p, avx512), "schedule vector 12 is not a power of two");
+  p.vector = 1;
+  p.shared = true;
+  EXPECT_EQ(reason(p, cuda), "schedule shared = true needs gpu_threads");
+}
+
+TEST_F(ScheduleTest, RejectsANullSchedule) {
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  EXPECT_TRUE(failed(verifyScheduleFor(ScheduleAttr(), avx2, [&] {
+    return emitError(UnknownLoc::get(&context));
+  })));
+  EXPECT_EQ(message, "no schedule to check against target x86-64-avx2");
+}
+
+//===----------------------------------------------------------------------===//
+// The cost model
+//===----------------------------------------------------------------------===//
+
+TEST_F(ScheduleTest, GemmFillsTheRegistersWithFourVectorsByTheMostRows) {
+  EXPECT_EQ(print(chooseGemmSchedule(&context, avx512, kDyn, kDyn, 512)),
+            "#attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], "
+            "parallel = true, compute = root>");
+  EXPECT_EQ(print(chooseGemmSchedule(&context, avx2, kDyn, kDyn, 512)),
+            "#attn.schedule<tile = [32, 2], vector = 8, unroll = [4, 2], "
+            "parallel = true, compute = root>");
+  EXPECT_EQ(print(chooseGemmSchedule(&context, generic, kDyn, kDyn, 512)),
+            "#attn.schedule<tile = [16, 2], vector = 4, unroll = [4, 2], "
+            "parallel = true, compute = root>");
+}
+
+TEST_F(ScheduleTest, GemmSplitsKWhenThePanelOutgrowsHalfOfL2) {
+  // avx512: 2048 * 64 * 4 bytes = 512 KiB = half of L2.
+  EXPECT_EQ(chooseGemmSchedule(&context, avx512, kDyn, 256, 2048).getSplitK(),
+            0);
+  EXPECT_EQ(chooseGemmSchedule(&context, avx512, kDyn, 256, 2049).getSplitK(),
+            2048);
+  EXPECT_EQ(chooseGemmSchedule(&context, avx512, kDyn, 256, kDyn).getSplitK(),
+            2048);
+  EXPECT_EQ(chooseGemmSchedule(&context, avx2, kDyn, 256, 8192).getSplitK(),
+            4096);
+}
+
+TEST_F(ScheduleTest, GemmNarrowsForNarrowOrShortProducts) {
+  // N = 32: two vectors, so 8 rows of accumulators fit on avx512.
+  ScheduleAttr narrow = chooseGemmSchedule(&context, avx512, kDyn, 32, 64);
+  EXPECT_EQ(narrow.getTileX(), 32);
+  EXPECT_EQ(narrow.getTileY(), 8);
+  EXPECT_EQ(narrow.getUnrollX(), 2);
+  // N = 8 < 16 lanes: an 8-lane vector.
+  ScheduleAttr thin = chooseGemmSchedule(&context, avx512, kDyn, 8, 64);
+  EXPECT_EQ(thin.getVector(), 8);
+  EXPECT_EQ(thin.getTileX(), 8);
+  // M = 3 rows: a 3-row tile.
+  ScheduleAttr shortM = chooseGemmSchedule(&context, avx512, 3, 256, 64);
+  EXPECT_EQ(shortM.getTileY(), 3);
+  EXPECT_EQ(shortM.getUnrollY(), 3);
+}
+
+TEST_F(ScheduleTest, GemmOnCudaStagesKBlocksInSharedMemory) {
+  EXPECT_EQ(print(chooseGemmSchedule(&context, cuda, kDyn, 2176, 512)),
+            "#attn.schedule<tile = [64, 8], split_k = 128, gpu_threads = "
+            "[16, 8], shared = true, compute = root>");
+  EXPECT_EQ(chooseGemmSchedule(&context, cuda, kDyn, 2176, 32).getSplitK(), 32);
+}
+
+TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
+  EXPECT_EQ(print(chooseRowwiseSchedule(&context, avx512, kDyn, 2)),
+            "#attn.schedule<tile = [64, 1], vector = 16, parallel = true, "
+            "compute = root>");
+  EXPECT_EQ(print(chooseRowwiseSchedule(&context, avx2, 16, 1)),
+            "#attn.schedule<tile = [16, 1], vector = 8, compute = root>");
+  EXPECT_EQ(print(chooseRowwiseSchedule(&context, cuda, 16, 3)),
+            "#attn.schedule<tile = [16, 4], gpu_threads = [16, 4], compute = "
+            "root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 128)),
+            "#attn.schedule<vector = 16, parallel = true, compute = row>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128)),
+            "#attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = "
+            "root>");
+}
+
+TEST_F(ScheduleTest, EveryChosenScheduleIsLegalOnItsTarget) {
+  const int64_t extents[] = {kDyn, 1, 2, 3, 7, 16, 24, 100, 512, 5000};
+  for (const TargetInfo &target : {avx512, avx2, generic, cuda}) {
+    for (int64_t a : extents) {
+      for (int64_t b : extents) {
+        SCOPED_TRACE(std::string(target.getName()) + " " + std::to_string(a) +
+                     " " + std::to_string(b));
+        EXPECT_EQ(
+            reason(chooseGemmSchedule(&context, target, a, b, a).getParams(),
+                   target),
+            "legal");
+        EXPECT_EQ(
+            reason(chooseRowwiseSchedule(&context, target, a, 2).getParams(),
+                   target),
+            "legal");
+        EXPECT_EQ(
+            reason(chooseAttentionSchedule(&context, target, b).getParams(),
+                   target),
+            "legal");
+      }
+    }
+  }
+}
+
+TEST_F(ScheduleTest, ChoosesPerOpAndLeavesViewsAlone) {
+  const char *source = R"mlir(
+    func.func @f(%x: tensor<?x512xf32>, %w: tensor<512x256xf32>, %b: tensor<256xf32>) -> tensor<?x128xf32> {
+      %d = attn.dense %x, %w, %b : tensor<?x512xf32>, tensor<512x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
+      %p:2 = attn.split %d [128, 128] : tensor<?x256xf32> -> tensor<?x128xf32>, tensor<?x128xf32>
+      %s = attn.silu %p#0 : tensor<?x128xf32>
+      return %s : tensor<?x128xf32>
+    })mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  module->walk([&](Operation *op) {
+    ScheduleAttr schedule = chooseSchedule(op, avx512);
+    if (isa<DenseOp>(op))
+      EXPECT_EQ(schedule, chooseGemmSchedule(&context, avx512, kDyn, 256, 512));
+    else if (isa<SiluOp>(op))
+      EXPECT_EQ(schedule, chooseRowwiseSchedule(&context, avx512, 128, 2));
+    else
+      EXPECT_FALSE(schedule) << op->getName().getStringRef().str();
+  });
+}
+
+} // namespace
