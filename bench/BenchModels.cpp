@@ -95,6 +95,9 @@ BenchModel::compile(const std::string &source, codegen::ScheduleKind schedule) {
   if (!func || mlir::failed(driver::lowerToPrimitives(module)))
     return nullptr;
   m->layerFunc = driver::findModel(*m->layerModule, func.getSymName());
+  if (schedule == codegen::ScheduleKind::Default &&
+      mlir::failed(driver::scheduleFor(module, Halide::get_host_target())))
+    return nullptr;
   codegen::CodegenOptions options;
   options.schedule = schedule;
   double start = nowSeconds();

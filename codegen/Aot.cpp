@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Aot.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -214,6 +217,32 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
      << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << guard
      << " */\n";
   return os.str();
+}
+
+bool printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
+                      llvm::raw_ostream &os, std::string &error) {
+  llvm::SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("attnc", "stmt", path)) {
+    error = "cannot create a temporary file for the statement";
+    return false;
+  }
+  try {
+    pipeline.pipeline().compile_to({{Halide::OutputFileType::stmt,
+                                      std::string(path)}},
+                                   pipeline.arguments(),
+                                   pipeline.name() + "_kernel", target);
+  } catch (const Halide::Error &e) {
+    llvm::sys::fs::remove(path);
+    error = std::string("cannot lower model '") + pipeline.name() +
+            "': " + e.what();
+    return false;
+  }
+  std::ifstream in(std::string(path.str()));
+  std::stringstream text;
+  text << in.rdbuf();
+  llvm::sys::fs::remove(path);
+  os << text.str();
+  return true;
 }
 
 bool compileAot(ModelPipeline &pipeline, const Halide::Target &target,

@@ -13,6 +13,8 @@
 
 #include "codegen/Codegen.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,11 @@ namespace attnc::codegen {
 bool compileAot(ModelPipeline &pipeline, const Halide::Target &target,
                 const std::string &dir, const std::string &name,
                 std::vector<std::string> &written, std::string &error);
+
+/// Prints Halide's lowered statement of `pipeline` for `target` (the loop
+/// nests the schedule produced); false with `error` set on failure.
+bool printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
+                      llvm::raw_ostream &os, std::string &error);
 
 /// The text of <name>.h (exposed for tests).
 std::string generateWrapperHeader(const ModelPipeline &pipeline,

@@ -233,9 +233,15 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
   define(out.func, oVars, value);
   LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
   // CPU: scores and row statistics live for one query row at a time.
+  mlir::attn::ScheduleAttr attr = lowering.schedule();
+  bool atRoot = attr && attr.getCompute() == mlir::attn::ComputeAt::root;
   if (lowering.rowScratch() && out.materialized)
-    for (Func &f : rowFuncs)
-      f.compute_at(row);
+    for (Func &f : rowFuncs) {
+      if (atRoot)
+        f.compute_root(); // the schedule asks for whole score matrices
+      else
+        f.compute_at(row);
+    }
   lowering.set(attention, out);
   return mlir::success();
 }

@@ -46,9 +46,26 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   }
 
   GemmTile tile;
+  bool parallel = true;
+  int splitK = 0;
+  // An attn.schedule on the op (attn-tile's GEMM choice) sets the tile.
+  if (mlir::attn::ScheduleAttr attr = lowering.schedule();
+      attr && attr.isTiled() && attr.getVector() > 1 &&
+      attr.getTileX() % attr.getVector() == 0) {
+    tile.vector = int(attr.getVector());
+    tile.unrollX = int(attr.getTileX() / attr.getVector());
+    tile.tileY = int(attr.getTileY());
+    parallel = attr.getParallel();
+    splitK = int(attr.getSplitK());
+  }
   // Rounded-up tiles compute a few rows/columns past the end: clamp reads.
+  // Columns that fill whole tiles need no clamp (which would turn the
+  // vector loads of the right operand into gathers).
+  int tileX = tile.vector * tile.unrollX;
+  const int64_t *staticCols = Internal::as_const_int(gemm.cols);
+  bool wholeColumnTiles = staticCols && *staticCols % tileX == 0;
   Expr safeRow = clamp(row, 0, gemm.rows - 1);
-  Expr safeCol = clamp(col, 0, gemm.cols - 1);
+  Expr safeCol = wholeColumnTiles ? Expr(col) : clamp(col, 0, gemm.cols - 1);
   Func acc(out.func.name() + "_acc");
   std::vector<Var> accVars = vars;
   define(acc, accVars,
@@ -67,7 +84,6 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   define(out.func, vars, gemm.epilogue ? gemm.epilogue(finished) : finished);
   out.materialized = true;
 
-  int tileX = tile.vector * tile.unrollX;
   Var colOuter("co"), rowOuter("ro"), colInner("ci"), rowInner("ri"),
       rowBlock("rb"), rowTile("rt");
   out.func.compute_root()
@@ -76,7 +92,9 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
       .split(rowOuter, rowBlock, rowTile, tile.rowBlock, TailStrategy::GuardWithIf)
       .reorder(colInner, rowInner, rowTile, colOuter, rowBlock)
       .vectorize(colInner, tile.vector);
-  if (gemm.parallelOverBatch && rank > 2) {
+  if (!parallel) {
+    // Serial, as the schedule says.
+  } else if (gemm.parallelOverBatch && rank > 2) {
     // One parallel loop over the row blocks of every batch entry: for the
     // per-chunk products the chunks are the batch entries.
     std::vector<Var> outer(vars.begin(), vars.end() - 2);
@@ -91,8 +109,16 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
       .vectorize(col, tile.vector)
       .unroll(col)
       .unroll(row);
+  if (splitK > 0) {
+    // Reduction blocks: the right panel of one block stays in cache.
+    RVar kOuter("ko"), kInner("ki");
+    acc.update()
+        .split(r.x, kOuter, kInner, splitK, TailStrategy::GuardWithIf)
+        .reorder(col, row, kInner, kOuter);
+  } else {
+    acc.update().reorder(col, row, r);
+  }
   acc.update()
-      .reorder(col, row, r)
       .vectorize(col, tile.vector)
       .unroll(col)
       .unroll(row);

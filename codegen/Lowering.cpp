@@ -92,13 +92,59 @@ std::vector<Expr> Lowering::extentsLike(mlir::Value value,
   return extents;
 }
 
+mlir::attn::ScheduleAttr Lowering::schedule() const {
+  if (!currentOp || options.schedule != ScheduleKind::Default)
+    return nullptr;
+  return mlir::attn::ScheduleAttr::lookup(currentOp);
+}
+
 LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
                                        const std::vector<Var> &vars,
                                        bool fuseRows) {
-  if (inlinesIntoConsumer(currentOp))
+  mlir::attn::ScheduleAttr attr = schedule();
+  if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined)
+    return LoopLevel::inlined();
+  if (!attr && inlinesIntoConsumer(currentOp))
     return LoopLevel::inlined(); // computed inside its only consumer
   tensor.materialized = true;
-  return scheduleRoot(tensor.func, vars, /*vectorize=*/true, fuseRows);
+  if (!attr || vars.empty())
+    return scheduleRoot(tensor.func, vars, /*vectorize=*/true, fuseRows);
+  return applySchedule(tensor.func, vars, attr, fuseRows);
+}
+
+LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
+                                  mlir::attn::ScheduleAttr attr, bool fuseRows) {
+  // The stage's own attn.schedule: GPU threads, or on CPU the innermost var
+  // split by tile x and vectorised, rows parallel when asked.
+  func.compute_root();
+  Var x = vars.back();
+  if (attr.isOnGpu()) {
+    Var bx("bx"), by("by"), tx("tx"), ty("ty");
+    if (vars.size() >= 2 && attr.getGpuThreadsY() > 1)
+      func.gpu_tile(x, vars[vars.size() - 2], bx, by, tx, ty,
+                    int(attr.getGpuThreadsX()), int(attr.getGpuThreadsY()),
+                    TailStrategy::GuardWithIf);
+    else
+      func.gpu_tile(x, bx, tx, int(attr.getGpuThreadsX()),
+                    TailStrategy::GuardWithIf);
+    return LoopLevel::root();
+  }
+  int vector = int(attr.getVector()), tileX = int(attr.getTileX());
+  if (tileX > vector && tileX > 1) {
+    Var xo(x.name() + "_tile"), xi(x.name() + "_in");
+    func.split(x, xo, xi, tileX, TailStrategy::GuardWithIf);
+    if (vector > 1)
+      func.vectorize(xi, vector, TailStrategy::GuardWithIf);
+  } else if (vector > 1) {
+    func.vectorize(x, vector, TailStrategy::GuardWithIf);
+  }
+  if (vars.size() < 2)
+    return LoopLevel::root();
+  Var rows = fuseRows ? fuseOuter(func, vars, vars.size() - 1)
+                      : vars[vars.size() - 2];
+  if (attr.getParallel())
+    func.parallel(rows);
+  return LoopLevel(func, rows);
 }
 
 LoopLevel Lowering::scheduleRoot(Func func, const std::vector<Var> &vars,

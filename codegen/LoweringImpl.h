@@ -83,11 +83,19 @@ public:
   /// The same for an internal stage `func` with MLIR-order `vars`; with
   /// `vectorize` false the CPU schedule only parallelises the innermost var
   /// (per-row reductions).
+  /// Applies an `attn.schedule` attribute to a stage (see AttnAttrs.td).
+  Halide::LoopLevel applySchedule(Halide::Func func,
+                                  const std::vector<Halide::Var> &vars,
+                                  mlir::attn::ScheduleAttr attr, bool fuseRows);
   Halide::LoopLevel scheduleRoot(Halide::Func func,
                                  const std::vector<Halide::Var> &vars,
                                  bool vectorize = true, bool fuseRows = true);
   /// The op being lowered (its schedule and uses decide fusion).
   mlir::Operation *currentOp = nullptr;
+
+  /// The `attn.schedule` of the op being lowered when the Default schedule
+  /// is in force (the naive schedule ignores attributes); null otherwise.
+  mlir::attn::ScheduleAttr schedule() const;
 
   /// Fusion decisions (the codegen side of attn-fuse):
   /// a product whose only user is an activation applies it in its output

@@ -198,11 +198,10 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
     p.tileY = fitPowerOf2(8, m);
     p.gpuThreadsX = std::min<int64_t>(16, p.tileX);
     p.gpuThreadsY = p.tileY;
-    p.shared = true;
-    // The K block staged in shared memory (both operand panels fit).
-    int64_t block = floorPowerOf2(target.sharedMemoryBytes /
-                                  (kF32Bytes * (p.tileX + p.tileY)));
-    p.splitK = fitPowerOf2(block, k);
+    // Shared-memory staging of operand panels (shared, split_k) is not
+    // chosen: codegen does not implement it yet, and a schedule must say
+    // exactly what the generated code does.
+    (void)k;
     return ScheduleAttr::get(context, p);
   }
   p.parallel = true;
@@ -266,18 +265,40 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
   return ScheduleAttr::get(context, p);
 }
 
-/// Ops of the chunk form (AttnChunkOps.td) computed like linear attention,
-/// matched by name so that this file does not depend on their C++ classes.
-static bool isChunkStateOp(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return name == "attn.chunk_state" || name == "attn.chunk_scan" ||
-         name == "attn.state_apply";
+
+/// Elementwise attn ops (one value per element, no reduction).
+static bool isElementwiseOp(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, SiluOp, GeluOp, ReluOp,
+             SigmoidOp, ExpOp, TanhOp, SqrtOp, ScaleOffsetOp>(op);
+}
+
+/// Whether `op` is fused into its consumer: an elementwise result whose only
+/// user is elementwise with the same shape is computed inside it, and an
+/// activation whose operand is a product used only by it is applied in the
+/// product's output stage (compute = inline in both cases).
+static bool fusesIntoNeighbour(Operation *op) {
+  if (!isElementwiseOp(op) || op->getNumResults() != 1)
+    return false;
+  Value result = op->getResult(0);
+  if (result.hasOneUse()) {
+    Operation *user = *result.getUsers().begin();
+    if (isElementwiseOp(user) && user->getResult(0).getType() == result.getType())
+      return true;
+  }
+  Operation *producer = op->getOperand(0).getDefiningOp();
+  return isa<SiluOp, GeluOp, ReluOp, SigmoidOp, ExpOp, TanhOp>(op) && producer &&
+         isa<DenseOp, MatmulOp>(producer) && producer->getResult(0).hasOneUse();
 }
 
 ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
                                         const TargetInfo &target) {
   if (op->getNumResults() != 1)
     return {};
+  if (!target.isGpu() && fusesIntoNeighbour(op)) {
+    ScheduleParams fused;
+    fused.compute = ComputeAt::inlined;
+    return ScheduleAttr::get(op->getContext(), fused);
+  }
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type || type.getRank() == 0)
     return {};
@@ -289,8 +310,6 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
   auto rowwise = [&](Operation *) {
     return chooseRowwiseSchedule(context, target, width, rank);
   };
-  if (isChunkStateOp(op))
-    return rowwise(op);
   return llvm::TypeSwitch<Operation *, ScheduleAttr>(op)
       .Case([&](DenseOp dense) {
         int64_t k =
@@ -305,9 +324,22 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
       .Case([&](AttentionOp) {
         return chooseAttentionSchedule(context, target, width);
       })
+      // The per-chunk products of the chunk form are GEMMs: [s, e] states
+      // over C tokens, [C, e] outputs over s state rows.
+      .Case([&](ChunkStateOp state) {
+        int64_t k = cast<RankedTensorType>(state.getK().getType())
+                        .getShape()[rank - 2];
+        return chooseGemmSchedule(context, target, rows, width, k);
+      })
+      .Case([&](StateApplyOp apply) {
+        int64_t k =
+            cast<RankedTensorType>(apply.getQ().getType()).getShape().back();
+        return chooseGemmSchedule(context, target, rows, width, k);
+      })
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, SiluOp, GeluOp, ReluOp,
             SigmoidOp, ExpOp, TanhOp, SqrtOp, LayerNormOp, ScaleNormOp,
-            RmsNormOp, ScaleOffsetOp, RopeOp, LinearAttnOp, ChunkedLinearOp>(
+            RmsNormOp, ScaleOffsetOp, RopeOp, LinearAttnOp, ChunkedLinearOp,
+            ChunkOp, ChunkScanOp>(
           rowwise)
       .Default([](Operation *) { return ScheduleAttr(); });
 }

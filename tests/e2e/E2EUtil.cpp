@@ -30,6 +30,10 @@ static std::unique_ptr<CompiledModel> finish(std::unique_ptr<CompiledModel> m,
   if (!func || mlir::failed(driver::lowerToPrimitives(module)))
     return m;
   m->layerFunc = driver::findModel(*m->layerModule, func.getSymName());
+  // The Default schedule runs with attn-tile's schedules, as attnc does.
+  if (schedule == codegen::ScheduleKind::Default &&
+      mlir::failed(driver::scheduleFor(module, Halide::get_host_target())))
+    return m;
   codegen::CodegenOptions options;
   options.schedule = schedule;
   m->jit = codegen::JitModel::create(func, options, Halide::get_host_target());

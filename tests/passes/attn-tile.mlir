@@ -4,11 +4,12 @@
 
 // Dense: 4 vectors of columns by the most rows whose accumulators fit the
 // registers less 6 (avx512: 4 x 6 of 26, avx2: 4 x 2 of 10); K = 512 needs
-// no split on a CPU; CUDA stages K blocks of 128 in shared memory.
+// no split on a CPU; CUDA tiles blocks of 16 x 8 threads (no shared-memory
+// staging: codegen does not implement it yet).
 // CHECK-LABEL: func.func @dense
 // AVX512: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], parallel = true, compute = root>}
 // AVX2: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [32, 2], vector = 8, unroll = [4, 2], parallel = true, compute = root>}
-// CUDA: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 8], split_k = 128, gpu_threads = [16, 8], shared = true, compute = root>}
+// CUDA: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], compute = root>}
 func.func @dense(%x: tensor<?x512xf32>, %w: tensor<512x2176xf32>, %b: tensor<2176xf32>) -> tensor<?x2176xf32> {
   %0 = attn.dense %x, %w, %b : tensor<?x512xf32>, tensor<512x2176xf32>, tensor<2176xf32> -> tensor<?x2176xf32>
   return %0 : tensor<?x2176xf32>
@@ -20,7 +21,7 @@ func.func @dense(%x: tensor<?x512xf32>, %w: tensor<512x2176xf32>, %b: tensor<217
 // CHECK-LABEL: func.func @dense_long_k
 // AVX512: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 2048, parallel = true, compute = root>}
 // AVX2: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [32, 2], vector = 8, unroll = [4, 2], split_k = 4096, parallel = true, compute = root>}
-// CUDA: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 8], split_k = 128, gpu_threads = [16, 8], shared = true, compute = root>}
+// CUDA: attn.dense {{.*}} {attn.schedule = #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], compute = root>}
 func.func @dense_long_k(%x: tensor<?x8192xf32>, %w: tensor<8192x256xf32>, %b: tensor<256xf32>) -> tensor<?x256xf32> {
   %0 = attn.dense %x, %w, %b : tensor<?x8192xf32>, tensor<8192x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
   return %0 : tensor<?x256xf32>
@@ -33,7 +34,7 @@ func.func @dense_long_k(%x: tensor<?x8192xf32>, %w: tensor<8192x256xf32>, %b: te
 // CHECK-LABEL: func.func @matmul
 // AVX512: attn.matmul {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], parallel = true, compute = root>}
 // AVX2: attn.matmul {{.*}} {attn.schedule = #attn.schedule<tile = [32, 2], vector = 8, unroll = [4, 2], parallel = true, compute = root>}
-// CUDA: attn.matmul {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], split_k = 64, gpu_threads = [16, 8], shared = true, compute = root>}
+// CUDA: attn.matmul {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [16, 8], compute = root>}
 func.func @matmul(%a: tensor<?x?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x?x32xf32> {
   %0 = attn.matmul %a, %b : tensor<?x?x64xf32>, tensor<64x32xf32> -> tensor<?x?x32xf32>
   return %0 : tensor<?x?x32xf32>
@@ -119,4 +120,25 @@ func.func @over_budget(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   // expected-error-re @+1 {{schedule {{(vector 32 is wider than the (16|8) lanes of target x86-64-avx(512|2)|compute = root on target cuda needs gpu_threads)}}}}
   %0 = attn.silu %x {attn.schedule = #attn.schedule<tile = [64, 1], vector = 32>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// Fusion decisions on CPU: an activation whose operand is a product used only
+// by it runs in the product's output stage, and an elementwise result whose
+// only user is elementwise of the same shape is computed inside that user
+// (compute = inline). On CUDA every stage keeps its own kernel.
+// CHECK-LABEL: func.func @fused
+// AVX512: attn.dense {{.*}}tile = [64, 6]
+// AVX512: attn.silu {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// AVX512: attn.add {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// AVX512: attn.mul {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// CUDA: attn.silu {{.*}}gpu_threads
+// CUDA: attn.add {{.*}}gpu_threads
+func.func @fused(%x: tensor<?x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>, %u: tensor<?x128xf32>) -> tensor<?x128xf32> {
+  %d = attn.dense %x, %w, %b : tensor<?x64xf32>, tensor<64x128xf32>, tensor<128xf32> -> tensor<?x128xf32>
+  %s = attn.silu %d : tensor<?x128xf32>
+  %a = attn.add %s, %u : tensor<?x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+  %m = attn.mul %a, %u : tensor<?x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+  return %m : tensor<?x128xf32>
 }

@@ -44,6 +44,9 @@ int compileCommand(const CompileOptions &options) {
     return 1;
   }
   codegenOptions.gpu = target.has_gpu_feature();
+  if (codegenOptions.schedule == codegen::ScheduleKind::Default &&
+      mlir::failed(scheduleFor(*front.module, target)))
+    return 1;
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir)) {
     llvm::errs() << "error: cannot create '" << options.outputDir
                  << "': " << ec.message() << "\n";

@@ -44,6 +44,27 @@ mlir::LogicalResult lowerToPrimitives(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
+std::string tileTargetFor(const Halide::Target &target) {
+  if (target.has_gpu_feature())
+    return "cuda";
+  if (target.arch == Halide::Target::X86 &&
+      target.has_feature(Halide::Target::AVX512))
+    return "x86-64-avx512";
+  if (target.arch == Halide::Target::X86 &&
+      target.has_feature(Halide::Target::AVX2))
+    return "x86-64-avx2";
+  return "generic";
+}
+
+mlir::LogicalResult scheduleFor(mlir::ModuleOp module,
+                                const Halide::Target &target) {
+  mlir::PassManager pm(module->getContext());
+  mlir::attn::TilePassOptions options;
+  options.target = tileTargetFor(target);
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::attn::createTilePass(options));
+  return pm.run(module);
+}
+
 mlir::func::FuncOp findModel(mlir::ModuleOp module, llvm::StringRef name) {
   std::vector<mlir::func::FuncOp> models;
   for (auto func : module.getOps<mlir::func::FuncOp>())

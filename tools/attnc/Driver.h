@@ -13,6 +13,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <Halide.h>
+
 #include <map>
 #include <string>
 
@@ -33,6 +35,14 @@ dsl::FrontendResult loadSource(llvm::StringRef source, llvm::StringRef name,
 
 /// Lowers imported IR in place to primitive ops (attn-lower-to-primitives).
 mlir::LogicalResult lowerToPrimitives(mlir::ModuleOp module);
+
+/// attn-tile's name for a Halide target: cuda, x86-64-avx512, x86-64-avx2
+/// or generic.
+std::string tileTargetFor(const Halide::Target &target);
+
+/// Attaches the default schedules of `target` (attn-tile) to primitive IR.
+mlir::LogicalResult scheduleFor(mlir::ModuleOp module,
+                                const Halide::Target &target);
 
 /// The model called `name`, or the only model when `name` is empty. Emits
 /// an error listing the models when there is no such (unique) model.

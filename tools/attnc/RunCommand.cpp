@@ -191,6 +191,9 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     return nullptr;
   }
   codegenOptions.gpu = target.has_gpu_feature();
+  if (codegenOptions.schedule == codegen::ScheduleKind::Default &&
+      mlir::failed(scheduleFor(module, target)))
+    return nullptr;
   if (options.threads > 0)
     setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto start = Clock::now();

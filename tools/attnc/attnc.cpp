@@ -15,6 +15,8 @@
 #include "tools/attnc/Commands.h"
 #include "tools/attnc/Driver.h"
 
+#include "codegen/Aot.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
@@ -27,7 +29,7 @@ using namespace attnc;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Ast, Attn, Primitives };
+enum class Emit { Ast, Attn, Primitives, Scheduled, HalideStmt };
 
 cl::SubCommand runCmd("run", "Run a model through the JIT on .npy or random "
                              "inputs");
@@ -52,7 +54,14 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Attn, "attn",
                           "the attn dialect after import (default)"),
                clEnumValN(Emit::Primitives, "attn-primitives",
-                          "the attn dialect after attn-expand-layers")));
+                          "the attn dialect after attn-expand-layers and "
+                          "attn-chunk"),
+               clEnumValN(Emit::Scheduled, "attn-scheduled",
+                          "primitive attn IR with attn-tile's schedules for "
+                          "--target"),
+               clEnumValN(Emit::HalideStmt, "halide-stmt",
+                          "Halide's lowered statement (loop nests) for "
+                          "--target")));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (emit) or "
                                               "directory (compile)"),
                                 cl::value_desc("path"), cl::init("-"),
@@ -96,10 +105,12 @@ cl::opt<std::string> target("target", cl::desc("host, x86-64-linux-avx2, "
                                                "host-cuda-cuda_capability_80, "
                                                "... (a Halide target)"),
                             cl::init("host"), cl::sub(runCmd), cl::sub(benchCmd),
-                            cl::sub(compileCmd));
+                            cl::sub(compileCmd),
+                            cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<std::string> schedule("schedule", cl::desc("default or naive"),
                               cl::init("default"), cl::sub(runCmd),
-                              cl::sub(benchCmd), cl::sub(compileCmd));
+                              cl::sub(benchCmd), cl::sub(compileCmd),
+                              cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<std::string> saveWeights("save-weights",
                                  cl::desc("Write the weights used to a "
                                           "safetensors file"),
@@ -139,12 +150,39 @@ int emitCommand() {
   dsl::FrontendResult result = driver::loadFile(inputFile, context, llvm::errs());
   if (!result.ok)
     return 1;
-  {
-    mlir::SourceMgrDiagnosticHandler handler(*result.sourceMgr, &context,
-                                             llvm::errs());
-    if (emit == Emit::Primitives &&
-        mlir::failed(driver::lowerToPrimitives(*result.module)))
+  mlir::SourceMgrDiagnosticHandler handler(*result.sourceMgr, &context,
+                                           llvm::errs());
+  if (emit != Emit::Attn &&
+      mlir::failed(driver::lowerToPrimitives(*result.module)))
+    return 1;
+  if (emit == Emit::Scheduled || emit == Emit::HalideStmt) {
+    Halide::Target halideTarget;
+    std::string error;
+    if (!codegen::parseTarget(target, halideTarget, error)) {
+      llvm::WithColor::error(llvm::errs(), "attnc") << error << "\n";
       return 1;
+    }
+    bool naive = schedule == "naive";
+    if (!naive && mlir::failed(driver::scheduleFor(*result.module, halideTarget)))
+      return 1;
+    if (emit == Emit::HalideStmt) {
+      mlir::func::FuncOp model = driver::findModel(*result.module, modelName);
+      if (!model)
+        return 1;
+      codegen::CodegenOptions options;
+      options.schedule = naive ? codegen::ScheduleKind::Naive
+                               : codegen::ScheduleKind::Default;
+      options.gpu = halideTarget.has_gpu_feature();
+      auto pipeline = codegen::ModelPipeline::build(model, options);
+      if (!pipeline || !codegen::printLoweredStmt(*pipeline, halideTarget,
+                                                  output->os(), error)) {
+        if (!error.empty())
+          llvm::WithColor::error(llvm::errs(), "attnc") << error << "\n";
+        return 1;
+      }
+      output->keep();
+      return 0;
+    }
   }
   mlir::OpPrintingFlags flags;
   if (debugInfo)
