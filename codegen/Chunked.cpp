@@ -112,9 +112,16 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
           .parallel(a);
     }
   } else {
+    // The total over all chunks, once per batch entry, seen by every chunk.
+    std::vector<Var> totalVars(vars.begin(), vars.end() - 3);
+    totalVars.push_back(a);
+    totalVars.push_back(e);
+    Func total("chunk_total_sum");
     RDom g(0, chunks, "g");
-    define(t.func, vars, sum(states.at(with(batch, {g, a, e}))));
-    lowering.scheduleRoot(t.func, vars);
+    define(total, totalVars, sum(states.at(with(batch, {g, a, e}))));
+    lowering.scheduleRoot(total, totalVars);
+    std::vector<Expr> at(totalVars.rbegin(), totalVars.rend());
+    define(t.func, vars, total(at));
   }
   t.materialized = true;
   lowering.set(op, t);

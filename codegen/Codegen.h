@@ -78,6 +78,15 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
+/// Memory of the JIT's buffer pool (shared by every JIT-compiled model).
+struct BufferPoolStats {
+  size_t peakLiveBytes = 0; ///< Most bytes in use at once since the reset.
+  size_t cachedBytes = 0;   ///< Freed blocks kept for reuse.
+};
+BufferPoolStats bufferPoolStats();
+/// Starts a new peak measurement (at the bytes live now).
+void resetBufferPoolPeak();
+
 /// Parses a target name: `host`, a Halide target string such as
 /// `x86-64-linux-avx2` or `host-cuda-cuda_capability_80`. Returns false and
 /// sets `error` for an unknown target.

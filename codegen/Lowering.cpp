@@ -312,10 +312,12 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Keeps the buffers a run frees for the next run of the same shapes, so
-/// repeated inference does not pay for fresh pages (first-touch faults and
-/// zeroing) on every call. Blocks are matched by exact size; at most
-/// kCachedLimit bytes are kept.
+/// Keeps the buffers a run frees for later allocations of this run and of
+/// the next runs, so repeated inference does not pay for fresh pages
+/// (first-touch faults and zeroing) on every call. A request takes the
+/// smallest cached block that holds it (and is at most twice its size); at
+/// most kCachedLimit bytes stay cached. It also counts the bytes live at
+/// once, the pipeline's peak footprint (BufferPoolStats).
 class BufferPool {
 public:
   static void *allocate(JITUserContext *, size_t size) {
@@ -323,30 +325,40 @@ public:
   }
   static void release(JITUserContext *, void *ptr) { instance().give(ptr); }
 
-private:
-  static constexpr size_t kHeader = 64;
-  static constexpr size_t kCachedLimit = size_t(1) << 30;
-
   static BufferPool &instance() {
     static BufferPool pool;
     return pool;
   }
+  BufferPoolStats stats() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return {peakLive, cached};
+  }
+  void resetPeak() {
+    std::lock_guard<std::mutex> lock(mutex);
+    peakLive = live;
+  }
+
+private:
+  static constexpr size_t kHeader = 64;
+  static constexpr size_t kCachedLimit = size_t(4) << 30;
+
   void *take(size_t size) {
     size_t total = (size + kHeader + 4095) / 4096 * 4096;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto it = blocks.find(total);
-      if (it != blocks.end()) {
-        char *base = static_cast<char *>(it->second);
-        blocks.erase(it);
-        cached -= total;
-        return base + kHeader;
-      }
+    std::lock_guard<std::mutex> lock(mutex);
+    char *base = nullptr;
+    auto it = blocks.lower_bound(total);
+    if (it != blocks.end() && it->first <= 2 * total) {
+      base = static_cast<char *>(it->second);
+      cached -= it->first;
+      blocks.erase(it);
+    } else {
+      base = static_cast<char *>(std::aligned_alloc(4096, total));
+      if (!base)
+        return nullptr;
+      *reinterpret_cast<size_t *>(base) = total;
     }
-    char *base = static_cast<char *>(std::aligned_alloc(4096, total));
-    if (!base)
-      return nullptr;
-    *reinterpret_cast<size_t *>(base) = total;
+    live += *reinterpret_cast<size_t *>(base);
+    peakLive = std::max(peakLive, live);
     return base + kHeader;
   }
   void give(void *ptr) {
@@ -355,6 +367,7 @@ private:
     char *base = static_cast<char *>(ptr) - kHeader;
     size_t total = *reinterpret_cast<size_t *>(base);
     std::lock_guard<std::mutex> lock(mutex);
+    live -= total;
     if (cached + total > kCachedLimit) {
       std::free(base);
       return;
@@ -365,9 +378,12 @@ private:
 
   std::mutex mutex;
   std::multimap<size_t, void *> blocks;
-  size_t cached = 0;
+  size_t cached = 0, live = 0, peakLive = 0;
 };
 } // namespace
+
+BufferPoolStats bufferPoolStats() { return BufferPool::instance().stats(); }
+void resetBufferPoolPeak() { BufferPool::instance().resetPeak(); }
 
 //===----------------------------------------------------------------------===//
 // ModelPipeline
@@ -444,6 +460,8 @@ bool ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
   Realization realization(views);
   try {
     impl->pipeline.realize(realization);
+    for (Buffer<void> &view : views)
+      view.copy_to_host(); // results of GPU kernels back to the caller
   } catch (const Halide::Error &e) {
     error = std::string("internal error: the kernel of model '") + impl->name +
             "' failed (a bug in attnc; please report it): " + e.what();

@@ -282,6 +282,7 @@ int benchCommand(const RunOptions &options) {
   for (int i = 0; i < options.warmup; ++i)
     if (!p->jit->runPrepared(p->inputs, p->weights, p->outputs, error))
       return fail(error);
+  codegen::resetBufferPoolPeak();
   std::vector<double> times;
   auto begin = Clock::now();
   while (int(times.size()) < options.iterations ||
@@ -299,6 +300,10 @@ int benchCommand(const RunOptions &options) {
                << llvm::format("%.1f", flops / (median * 1e6)) << " GFLOP/s ("
                << times.size() << " runs, "
                << llvm::format("%.3f", flops / 1e9) << " GFLOP per run)\n";
+  llvm::outs() << "peak memory of the pipeline's buffers: "
+               << llvm::format("%.1f", codegen::bufferPoolStats().peakLiveBytes /
+                                           1048576.0)
+               << " MiB (inputs, weights and outputs not included)\n";
   return 0;
 }
 
