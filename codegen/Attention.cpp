@@ -52,14 +52,6 @@ static mlir::LogicalResult lowerBlockAttention(Lowering &lowering,
     define(kT, tVars, k.at(index));
   }
   lowering.scheduleRoot(kT, tVars);
-  auto callAt = [](const Func &f, Index index) {
-    std::vector<Expr> reversed(index.rbegin(), index.rend());
-    return f(reversed);
-  };
-  auto with = [](Index index, std::initializer_list<Expr> tail) {
-    index.insert(index.end(), tail.begin(), tail.end());
-    return index;
-  };
 
   HTensor scores;
   scores.func = Func("block_scores");
@@ -69,11 +61,11 @@ static mlir::LogicalResult lowerBlockAttention(Lowering &lowering,
   qkT.rows = q.extents[rank - 2];
   qkT.cols = keyLength;
   qkT.depth = q.extents.back();
-  qkT.lhs = [&q, &with](const Index &b, const Expr &i, const Expr &r) {
-    return q.at(with(b, {i, r}));
+  qkT.lhs = [&q](const Index &b, const Expr &i, const Expr &r) {
+    return q.at(withTail(b, {i, r}));
   };
   qkT.rhs = [&](const Index &b, const Expr &r, const Expr &j) {
-    return callAt(kT, with(b, {r, j}));
+    return callAt(kT, withTail(b, {r, j}));
   };
   qkT.parallelOverBatch = true;
   defineGemm(lowering, scores, makeVars(rank, "q"), qkT);
@@ -94,18 +86,18 @@ static mlir::LogicalResult lowerBlockAttention(Lowering &lowering,
 
   HTensor out;
   out.func = Func("block_attention");
-  out.extents = lowering.extentsLike(attention, with(Index(q.extents.begin(),
+  out.extents = lowering.extentsLike(attention, withTail(Index(q.extents.begin(),
                                                            q.extents.end() - 1),
                                                      {v.extents.back()}));
   GemmOperands av;
   av.rows = q.extents[rank - 2];
   av.cols = v.extents.back();
   av.depth = keyLength;
-  av.lhs = [&weights, &with](const Index &b, const Expr &row, const Expr &key) {
-    return weights.at(with(b, {row, key}));
+  av.lhs = [&weights](const Index &b, const Expr &row, const Expr &key) {
+    return weights.at(withTail(b, {row, key}));
   };
-  av.rhs = [&v, &with](const Index &b, const Expr &key, const Expr &c) {
-    return v.at(with(b, {key, c}));
+  av.rhs = [&v](const Index &b, const Expr &key, const Expr &c) {
+    return v.at(withTail(b, {key, c}));
   };
   av.parallelOverBatch = true;
   defineGemm(lowering, out, makeVars(rank, "o"), av);

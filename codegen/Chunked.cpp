@@ -14,11 +14,6 @@ namespace attnc::codegen {
 using namespace Halide;
 namespace attn = mlir::attn;
 
-static Index with(Index index, std::initializer_list<Expr> tail) {
-  index.insert(index.end(), tail.begin(), tail.end());
-  return index;
-}
-
 static mlir::LogicalResult lowerChunk(Lowering &lowering, attn::ChunkOp op) {
   const HTensor &x = lowering.get(op.getX());
   int size = static_cast<int>(op.getChunk());
@@ -32,7 +27,7 @@ static mlir::LogicalResult lowerChunk(Lowering &lowering, attn::ChunkOp op) {
   std::vector<Var> vars = makeVars(t.rank(), "c");
   Index batch(vars.begin(), vars.end() - 3);
   Expr pos = vars[vars.size() - 3] * size + vars[vars.size() - 2];
-  Expr value = x.at(with(batch, {clamp(pos, 0, n - 1), vars.back()}));
+  Expr value = x.at(withTail(batch, {clamp(pos, 0, n - 1), vars.back()}));
   define(t.func, vars, select(pos < n, value, 0.0f));
   lowering.scheduleElementwise(t, vars);
   lowering.set(op, t);
@@ -52,7 +47,7 @@ static mlir::LogicalResult lowerUnchunk(Lowering &lowering, attn::UnchunkOp op) 
   std::vector<Var> vars = makeVars(t.rank(), "u");
   Index batch(vars.begin(), vars.end() - 2);
   Expr pos = vars[vars.size() - 2];
-  define(t.func, vars, y.at(with(batch, {pos / size, pos % size, vars.back()})));
+  define(t.func, vars, y.at(withTail(batch, {pos / size, pos % size, vars.back()})));
   lowering.set(op, t); // a view: inlined into its consumers
   return mlir::success();
 }
@@ -74,10 +69,10 @@ static mlir::LogicalResult lowerChunkState(Lowering &lowering,
   gemm.scale = static_cast<float>(op.getScale());
   // states[g][a][e] = sum_t k[g][t][a] * v[g][t][e]
   gemm.lhs = [&k](const Index &batch, const Expr &a, const Expr &tok) {
-    return k.at(with(batch, {tok, a}));
+    return k.at(withTail(batch, {tok, a}));
   };
   gemm.rhs = [&v](const Index &batch, const Expr &tok, const Expr &e) {
-    return v.at(with(batch, {tok, e}));
+    return v.at(withTail(batch, {tok, e}));
   };
   gemm.parallelOverBatch = true;
   defineGemm(lowering, t, vars, gemm);
@@ -99,7 +94,7 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
   if (op.getExclusive()) {
     define(t.func, vars, 0.0f);
     RDom g(1, max(chunks - 1, 0), "g");
-    Index cur = with(batch, {g, a, e}), prev = with(batch, {g - 1, a, e});
+    Index cur = withTail(batch, {g, a, e}), prev = withTail(batch, {g - 1, a, e});
     std::vector<Expr> curRev(cur.rbegin(), cur.rend()),
         prevRev(prev.rbegin(), prev.rend());
     t.func(curRev) = t.func(prevRev) + states.at(prev);
@@ -118,7 +113,7 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     totalVars.push_back(e);
     Func total("chunk_total_sum");
     RDom g(0, chunks, "g");
-    define(total, totalVars, sum(states.at(with(batch, {g, a, e}))));
+    define(total, totalVars, sum(states.at(withTail(batch, {g, a, e}))));
     lowering.scheduleRoot(total, totalVars);
     std::vector<Expr> at(totalVars.rbegin(), totalVars.rend());
     define(t.func, vars, total(at));
@@ -142,10 +137,10 @@ static mlir::LogicalResult lowerStateApply(Lowering &lowering,
   gemm.cols = states.extents.back();
   gemm.depth = q.extents.back();
   gemm.lhs = [&q](const Index &batch, const Expr &i, const Expr &r) {
-    return q.at(with(batch, {i, r}));
+    return q.at(withTail(batch, {i, r}));
   };
   gemm.rhs = [&states](const Index &batch, const Expr &r, const Expr &e) {
-    return states.at(with(batch, {r, e}));
+    return states.at(withTail(batch, {r, e}));
   };
   gemm.parallelOverBatch = true;
   defineGemm(lowering, t, vars, gemm);

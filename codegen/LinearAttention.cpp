@@ -25,17 +25,6 @@ static Expr feature(attn::FeatureMap map, const Expr &x) {
   return x;
 }
 
-/// Calls `f` (defined over MLIR-order vars) at an MLIR-order index.
-static Expr call(const Func &f, const Index &index) {
-  std::vector<Expr> reversed(index.rbegin(), index.rend());
-  return f(reversed);
-}
-
-static Index with(Index index, std::initializer_list<Expr> tail) {
-  index.insert(index.end(), tail.begin(), tail.end());
-  return index;
-}
-
 /// Materialises `map(t)` elementwise.
 static HTensor mapped(Lowering &lowering, const HTensor &t, attn::FeatureMap map,
                       const char *name) {
@@ -59,7 +48,7 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
 
   HTensor out;
   out.func = Func("linear_attn");
-  out.extents = lowering.extentsLike(op, with(Index(q.extents.begin(),
+  out.extents = lowering.extentsLike(op, withTail(Index(q.extents.begin(),
                                                     q.extents.end() - 1),
                                               {v.extents.back()}));
   std::vector<Var> oVars = makeVars(batchRank, "b");
@@ -78,14 +67,14 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
     Index sBatch(sVars.begin(), sVars.begin() + batchRank);
     RDom j(0, keys, "j");
     Func state("kv_state"), z("k_sum");
-    define(state, sVars, sum(k.at(with(sBatch, {j, sc})) * v.at(with(sBatch, {j, se}))));
+    define(state, sVars, sum(k.at(withTail(sBatch, {j, sc})) * v.at(withTail(sBatch, {j, se}))));
     std::vector<Var> zVars(sVars.begin(), sVars.end() - 1);
-    define(z, zVars, sum(k.at(with(sBatch, {j, sc}))));
+    define(z, zVars, sum(k.at(withTail(sBatch, {j, sc}))));
     lowering.scheduleRoot(state, sVars);
     lowering.scheduleRoot(z, zVars, /*vectorize=*/false);
     RDom c(0, s, "c");
-    num = sum(q.at(with(batch, {i, c})) * call(state, with(batch, {c, e})));
-    den = sum(q.at(with(batch, {i, c})) * call(z, with(batch, {c})));
+    num = sum(q.at(withTail(batch, {i, c})) * callAt(state, withTail(batch, {c, e})));
+    den = sum(q.at(withTail(batch, {i, c})) * callAt(z, withTail(batch, {c})));
   } else {
     // Row-wise masked scores a[j] = phi(q_i) . phi(k_j), j <= i.
     std::vector<Var> aVars = makeVars(batchRank, "b");
@@ -95,11 +84,11 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
     Index aBatch(aVars.begin(), aVars.begin() + batchRank);
     RDom c(0, s, "c");
     Func scores("linear_scores");
-    define(scores, aVars, sum(q.at(with(aBatch, {ai, c})) * k.at(with(aBatch, {aj, c}))));
+    define(scores, aVars, sum(q.at(withTail(aBatch, {ai, c})) * k.at(withTail(aBatch, {aj, c}))));
     RDom j(0, keys, "j");
     j.where(j <= i);
-    num = sum(call(scores, with(batch, {i, j})) * v.at(with(batch, {j, e})));
-    den = sum(call(scores, with(batch, {i, j})));
+    num = sum(callAt(scores, withTail(batch, {i, j})) * v.at(withTail(batch, {j, e})));
+    den = sum(callAt(scores, withTail(batch, {i, j})));
     rowFuncs.push_back(scores);
   }
   Expr value = op.getNormalize() ? num / den : num;
@@ -135,7 +124,7 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
   t.where(pos < n);
   Expr safe = clamp(pos, 0, n - 1);
   Func states("chunk_states");
-  define(states, sVars, sum(k.at(with(sBatch, {safe, c})) * v.at(with(sBatch, {safe, e}))));
+  define(states, sVars, sum(k.at(withTail(sBatch, {safe, c})) * v.at(withTail(sBatch, {safe, e}))));
   lowering.scheduleRoot(states, sVars);
 
   // Visible state per chunk: exclusive prefix (causal) or total.
@@ -143,9 +132,9 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
   if (op.getCausal()) {
     define(visible, sVars, 0.0f);
     RDom rg(1, max(chunks - 1, 0), "rg");
-    Index cur = with(sBatch, {rg, c, e}), prev = with(sBatch, {rg - 1, c, e});
+    Index cur = withTail(sBatch, {rg, c, e}), prev = withTail(sBatch, {rg - 1, c, e});
     std::vector<Expr> curRev(cur.rbegin(), cur.rend());
-    visible(curRev) = call(visible, prev) + call(states, prev);
+    visible(curRev) = callAt(visible, prev) + callAt(states, prev);
     if (lowering.options.gpu)
       visible.update().gpu_tile(e, c, Var("bx"), Var("by"), Var("tx"),
                                 Var("ty"), 16, 8, TailStrategy::GuardWithIf);
@@ -154,13 +143,13 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
   } else {
     std::vector<Var> tVars = sVars;
     RDom all(0, chunks, "all");
-    define(visible, tVars, sum(call(states, with(sBatch, {all, c, e}))));
+    define(visible, tVars, sum(callAt(states, withTail(sBatch, {all, c, e}))));
   }
   lowering.scheduleRoot(visible, sVars);
 
   HTensor out;
   out.func = Func("chunked_linear");
-  out.extents = lowering.extentsLike(op, with(Index(q.extents.begin(),
+  out.extents = lowering.extentsLike(op, withTail(Index(q.extents.begin(),
                                                     q.extents.end() - 1),
                                               {v.extents.back()}));
   std::vector<Var> oVars = makeVars(batchRank, "b");
@@ -170,8 +159,8 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
   Index batch(oVars.begin(), oVars.begin() + batchRank);
   RDom rc(0, s, "rc");
   Expr stateIndexChunk = op.getCausal() ? i / chunk : Expr(0);
-  Expr value = sum(q.at(with(batch, {i, rc})) *
-                   call(visible, with(batch, {stateIndexChunk, rc, oe})));
+  Expr value = sum(q.at(withTail(batch, {i, rc})) *
+                   callAt(visible, withTail(batch, {stateIndexChunk, rc, oe})));
   define(out.func, oVars, static_cast<float>(op.getScale()) * value);
   lowering.scheduleElementwise(out, oVars);
   lowering.set(op, out);

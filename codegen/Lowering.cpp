@@ -35,6 +35,16 @@ Index toIndex(const std::vector<Var> &vars) {
   return Index(vars.begin(), vars.end());
 }
 
+Index withTail(Index index, std::initializer_list<Expr> tail) {
+  index.insert(index.end(), tail.begin(), tail.end());
+  return index;
+}
+
+Expr callAt(const Func &func, const Index &index) {
+  std::vector<Expr> reversed(index.rbegin(), index.rend());
+  return func(reversed);
+}
+
 void define(Func &func, const std::vector<Var> &vars, const Expr &value) {
   std::vector<Var> reversed(vars.rbegin(), vars.rend());
   func(reversed) = value;

@@ -36,6 +36,10 @@ struct HTensor {
 std::vector<Halide::Var> makeVars(size_t rank, const std::string &prefix);
 /// Converts MLIR-order vars to an Index.
 Index toIndex(const std::vector<Halide::Var> &vars);
+/// `index` followed by `tail` (MLIR order).
+Index withTail(Index index, std::initializer_list<Halide::Expr> tail);
+/// Calls `func` (defined over MLIR-order vars) at an MLIR-order index.
+Halide::Expr callAt(const Halide::Func &func, const Index &index);
 /// Defines `func(vars...) = value` with vars in MLIR order.
 void define(Halide::Func &func, const std::vector<Halide::Var> &vars,
             const Halide::Expr &value);

@@ -25,13 +25,6 @@ static bool isMaskFunction(llvm::StringRef name) {
          name == "causal_chunk";
 }
 
-static std::string exprText(const Expr &expr) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  printExpr(expr, os);
-  return text;
-}
-
 bool ModelChecker::expectArgs(const Expr &call, size_t minArgs, size_t maxArgs,
                               llvm::StringRef signature) {
   size_t n = call.operands.size();

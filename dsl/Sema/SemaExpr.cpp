@@ -20,13 +20,6 @@ SemaInfo *ModelChecker::annotate(Expr &expr, SemaInfo info) {
   return expr.sema.get();
 }
 
-static std::string exprText(const Expr &expr) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  printExpr(expr, os);
-  return text;
-}
-
 std::optional<double> ModelChecker::evalNumber(const Expr &expr,
                                                llvm::StringRef what) {
   switch (expr.kind) {

@@ -94,6 +94,13 @@ void printExpr(const Expr &expr, llvm::raw_ostream &os) {
   }
 }
 
+std::string exprText(const Expr &expr) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printExpr(expr, os);
+  return text;
+}
+
 namespace {
 /// Prints one node per line, indented, with its line:col.
 class TreePrinter {

@@ -132,6 +132,8 @@ struct FileAST {
 
 /// Prints `expr` back in .attn syntax (fully parenthesised binary operators).
 void printExpr(const Expr &expr, llvm::raw_ostream &os);
+/// printExpr into a string (for diagnostics).
+std::string exprText(const Expr &expr);
 /// Prints the AST as an indented tree with line:col of every node
 /// (`attnc --emit=ast`).
 void dumpAST(const FileAST &file, const llvm::SourceMgr &sourceMgr,
