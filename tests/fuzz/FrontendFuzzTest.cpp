@@ -3,11 +3,15 @@
 // This file feeds thousands of random mutations of the example models (fixed
 // seed, so failures reproduce) through the whole front end: parse, check
 // and import to the attn dialect. Every mutant must either be rejected with
-// at least one located user diagnostic, or import to IR that verifies. A
-// crash, a hang, an internal error or a rejection without a diagnostic fails.
+// at least one located user diagnostic, or import to IR that verifies; the
+// accepted ones then go through the passes and the building of their Halide
+// pipelines. A crash, a hang, an internal error or a rejection without a
+// diagnostic fails.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/Codegen.h"
 #include "dsl/Import/Frontend.h"
+#include "tools/attnc/Driver.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -135,6 +139,55 @@ TEST(FrontendFuzzTest, MutatedExamplesNeverCrashOrFailSilently) {
   EXPECT_GT(accepted, 50);
   EXPECT_GT(rejected, 1000);
   std::printf("fuzz: %d mutants accepted, %d rejected\n", accepted, rejected);
+}
+
+TEST(FrontendFuzzTest, AcceptedMutantsLowerAndGenerateWithoutInternalErrors) {
+  // Every mutant the front end accepts must also get through the passes
+  // (attn-lower-to-primitives, attn-tile) and the building of its Halide
+  // pipeline, or be rejected there with a located diagnostic; never a crash
+  // and never an internal error.
+  std::mt19937 rng(77);
+  int generated = 0;
+  for (const char *name : kExamples) {
+    std::string original =
+        readFile(std::string(ATTNC_EXAMPLES_DIR) + "/" + name);
+    for (int m = 0; m < 300; ++m) {
+      std::string mutant = mutate(original, rng);
+      mlir::MLIRContext context;
+      attnc::driver::prepareContext(context);
+      std::string diagnostics;
+      llvm::raw_string_ostream os(diagnostics);
+      FrontendResult result =
+          runFrontend(mutant, name, FrontendStage::Import, os, &context);
+      if (!result.ok)
+        continue;
+      mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+        os << d.getLocation() << ": " << d.str() << "\n";
+        return mlir::success();
+      });
+      if (mlir::failed(attnc::driver::lowerToPrimitives(*result.module)) ||
+          mlir::failed(attnc::driver::scheduleFor(*result.module,
+                                                  Halide::get_host_target()))) {
+        EXPECT_FALSE(diagnostics.empty()) << "silent pass failure:\n" << mutant;
+        continue;
+      }
+      for (auto func : result.module->getOps<mlir::func::FuncOp>()) {
+        attnc::codegen::CodegenOptions options;
+        auto pipeline = attnc::codegen::ModelPipeline::build(func, options);
+        ++generated;
+        if (!pipeline)
+          EXPECT_FALSE(diagnostics.empty()) << "silent codegen failure:\n"
+                                            << mutant;
+      }
+      os.flush();
+      ASSERT_EQ(diagnostics.find("internal error"), std::string::npos)
+          << "mutant " << m << " of " << name << ":\n"
+          << mutant << "\n---\n"
+          << diagnostics;
+    }
+  }
+  EXPECT_GT(generated, 20);
+  std::printf("fuzz: %d accepted mutants generated pipelines\n", generated);
 }
 
 TEST(FrontendFuzzTest, ExamplesImportCleanly) {
