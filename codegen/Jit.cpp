@@ -47,12 +47,6 @@ std::unique_ptr<JitModel> JitModel::create(mlir::func::FuncOp func,
   return model;
 }
 
-static std::string describeShape(const std::vector<int64_t> &shape) {
-  HostTensor t;
-  t.shape = shape;
-  return t.shapeString();
-}
-
 bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
                        TensorMap &outputs, std::string &error) const {
   std::map<std::string, std::pair<int64_t, std::string>> bound; // dim -> size, from
@@ -134,7 +128,6 @@ bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
     }
     outputs[info.name] = HostTensor(shape);
   }
-  (void)describeShape;
   return true;
 }
 

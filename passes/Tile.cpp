@@ -201,7 +201,6 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
     // Shared-memory staging of operand panels (shared, split_k) is not
     // chosen: codegen does not implement it yet, and a schedule must say
     // exactly what the generated code does.
-    (void)k;
     return ScheduleAttr::get(context, p);
   }
   p.parallel = true;

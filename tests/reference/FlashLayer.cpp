@@ -47,10 +47,8 @@ Tensor flash(const Tensor &x, const WeightMap &weights,
 
   for (int64_t b = 0; b < shape.batch; ++b) {
     Mat xb = batchRows(x, shape, b);
-    Mat uvz = denseRows(normRows(xb, weights, L, config.norm, config.eps),
-                        wUvz, bUvz);
-    for (double &value : uvz.a)
-      value = value / (1.0 + std::exp(-value)); // SiLU
+    Mat uvz = gatedProjection(xb, weights, L, config.norm, config.eps, wUvz,
+                              bUvz);
     Mat u = columns(uvz, 0, e), z = columns(uvz, 2 * e, s);
     // base[r] = z * gamma[r] + beta[r] for r = quad_q, quad_k, lin_q, lin_k,
     // rotated at the global positions 0..n-1 (= g*C + c).

@@ -65,6 +65,12 @@ Mat normRows(const Mat &x, const WeightMap &weights,
 /// x @ w + bias for w : [k, n] and bias : [n].
 Mat denseRows(const Mat &x, const Tensor &w, const Tensor &bias);
 
+/// SiLU(Norm(x) @ W_uvz + b_uvz): the one input projection of GAU and FLASH
+/// (spec §2.2), columns u | v | z.
+Mat gatedProjection(const Mat &x, const WeightMap &weights,
+                    const std::string &layerName, NormKind norm, double eps,
+                    const Tensor &wUvz, const Tensor &bUvz);
+
 /// Half-split RoPE (spec §2.4.2) over all columns of x, base 10000, row r at
 /// position r: column i pairs with i + cols / 2.
 void ropeHalfRows(Mat &x);

@@ -97,6 +97,15 @@ Mat normRows(const Mat &x, const WeightMap &weights,
   return h;
 }
 
+Mat gatedProjection(const Mat &x, const WeightMap &weights,
+                    const std::string &layerName, NormKind norm, double eps,
+                    const Tensor &wUvz, const Tensor &bUvz) {
+  Mat uvz = denseRows(normRows(x, weights, layerName, norm, eps), wUvz, bUvz);
+  for (double &value : uvz.a)
+    value = value / (1.0 + std::exp(-value)); // SiLU
+  return uvz;
+}
+
 Mat denseRows(const Mat &x, const Tensor &w, const Tensor &bias) {
   const int64_t k = w.dim(0), n = w.dim(1);
   if (x.cols != k)
@@ -170,10 +179,8 @@ Tensor gau(const Tensor &x, const WeightMap &weights, const GauConfig &config,
 
   for (int64_t b = 0; b < shape.batch; ++b) {
     Mat xb = batchRows(x, shape, b);
-    Mat uvz = denseRows(normRows(xb, weights, L, config.norm, config.eps),
-                        wUvz, bUvz);
-    for (double &value : uvz.a)
-      value = value / (1.0 + std::exp(-value)); // SiLU
+    Mat uvz = gatedProjection(xb, weights, L, config.norm, config.eps, wUvz,
+                              bUvz);
     Mat u = columns(uvz, 0, e), v = columns(uvz, e, e), z = columns(uvz, 2 * e, s);
     Mat q(n, s), k(n, s);
     for (int64_t i = 0; i < n; ++i)

@@ -14,6 +14,7 @@
 #include "tests/reference/Primitives.h"
 
 #include <cmath>
+#include <functional>
 
 namespace attnc::ref {
 
@@ -68,8 +69,10 @@ Tensor layerNorm(const Tensor &x, const Tensor *weight, const Tensor *bias,
   return result;
 }
 
-Tensor scaleNorm(const Tensor &x, const Tensor &alpha, double eps) {
-  checkFeatureVector(&alpha, 1, "scale_norm alpha");
+/// x * rsqrt(mean(x^2) + eps) * gain(c) per row: RMSNorm, and ScaleNorm
+/// with one gain for every column.
+static Tensor rmsScaled(const Tensor &x, double eps,
+                        const std::function<double(int64_t)> &gain) {
   const int64_t rows = rowsOf(x), f = x.dim(-1);
   Tensor result(x.shape);
   for (int64_t r = 0; r < rows; ++r) {
@@ -79,25 +82,20 @@ Tensor scaleNorm(const Tensor &x, const Tensor &alpha, double eps) {
     meanSquare /= static_cast<double>(f);
     const double inv = 1.0 / std::sqrt(meanSquare + eps);
     for (int64_t c = 0; c < f; ++c)
-      result[r * f + c] = x[r * f + c] * inv * alpha[0];
+      result[r * f + c] = x[r * f + c] * inv * gain(c);
   }
   return result;
 }
 
+Tensor scaleNorm(const Tensor &x, const Tensor &alpha, double eps) {
+  checkFeatureVector(&alpha, 1, "scale_norm alpha");
+  return rmsScaled(x, eps, [&](int64_t) { return alpha[0]; });
+}
+
 Tensor rmsNorm(const Tensor &x, const Tensor *weight, double eps) {
-  const int64_t rows = rowsOf(x), f = x.dim(-1);
-  checkFeatureVector(weight, f, "rms_norm weight");
-  Tensor result(x.shape);
-  for (int64_t r = 0; r < rows; ++r) {
-    double meanSquare = 0.0;
-    for (int64_t c = 0; c < f; ++c)
-      meanSquare += x[r * f + c] * x[r * f + c];
-    meanSquare /= static_cast<double>(f);
-    const double inv = 1.0 / std::sqrt(meanSquare + eps);
-    for (int64_t c = 0; c < f; ++c)
-      result[r * f + c] = x[r * f + c] * inv * (weight ? (*weight)[c] : 1.0);
-  }
-  return result;
+  checkFeatureVector(weight, x.dim(-1), "rms_norm weight");
+  return rmsScaled(x, eps,
+                   [&](int64_t c) { return weight ? (*weight)[c] : 1.0; });
 }
 
 Tensor scaleOffset(const Tensor &x, const Tensor &gamma, const Tensor &beta) {
