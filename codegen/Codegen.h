@@ -34,7 +34,7 @@ struct TensorInfo {
 /// Which schedule the generator applies.
 enum class ScheduleKind {
   Naive,   ///< Everything computed at root, serial, scalar: the baseline.
-  Default, ///< Vectorised inner loops, parallel outer loops, row-wise attention.
+  Default, ///< Vectorised, parallel, register-tiled; blocked attention.
 };
 
 struct CodegenOptions {

@@ -15,17 +15,12 @@ namespace attnc::codegen {
 
 using namespace Halide;
 
-namespace {
-/// Register tile for the target: columns (a multiple of the vector width)
-/// and rows. AVX-512 has 32 vector registers: 4 x 6 accumulators leave room
-/// for the loads and broadcasts.
-struct GemmTile {
-  int vector = 16;
-  int unrollX = 4; ///< vectors per tile row
-  int tileY = 6;
-  int rowBlock = 16; ///< tiles of rows per cache block
-};
-} // namespace
+void scheduleRegisterTile(Func acc, const Var &col, const Var &row,
+                          const LoopLevel &at, const GemmTile &tile) {
+  acc.compute_at(at).vectorize(col, tile.vector).unroll(col).unroll(row);
+  acc.update().vectorize(col, tile.vector).unroll(col).unroll(row);
+  acc.bound_extent(col, tile.tileX()).bound_extent(row, tile.tileY);
+}
 
 void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
                 const GemmOperands &gemm) {
@@ -36,8 +31,8 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
                  lowering.options.schedule == ScheduleKind::Default;
   if (!blocked) {
     RDom r(0, gemm.depth, "k");
-    Expr value = sum(gemm.lhs(batch, row, r) * gemm.scale *
-                     gemm.rhs(batch, r, col));
+    Expr value =
+        sum(gemm.lhs(batch, row, r) * gemm.scale * gemm.rhs(batch, r, col));
     if (gemm.init)
       value = value + gemm.init(batch, row, col);
     define(out.func, vars, gemm.epilogue ? gemm.epilogue(value) : value);
@@ -61,7 +56,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   // Rounded-up tiles compute a few rows/columns past the end: clamp reads.
   // Columns that fill whole tiles need no clamp (which would turn the
   // vector loads of the right operand into gathers).
-  int tileX = tile.vector * tile.unrollX;
+  int tileX = tile.tileX();
   const int64_t *staticCols = Internal::as_const_int(gemm.cols);
   bool wholeColumnTiles = staticCols && *staticCols % tileX == 0;
   Expr safeRow = clamp(row, 0, gemm.rows - 1);
@@ -87,9 +82,10 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   Var colOuter("co"), rowOuter("ro"), colInner("ci"), rowInner("ri"),
       rowBlock("rb"), rowTile("rt");
   out.func.compute_root()
-      .tile(col, row, colOuter, rowOuter, colInner, rowInner, tileX,
-            tile.tileY, TailStrategy::RoundUp)
-      .split(rowOuter, rowBlock, rowTile, tile.rowBlock, TailStrategy::GuardWithIf)
+      .tile(col, row, colOuter, rowOuter, colInner, rowInner, tileX, tile.tileY,
+            TailStrategy::RoundUp)
+      .split(rowOuter, rowBlock, rowTile, tile.rowBlock,
+             TailStrategy::GuardWithIf)
       .reorder(colInner, rowInner, rowTile, colOuter, rowBlock)
       .vectorize(colInner, tile.vector);
   if (!parallel) {
@@ -105,10 +101,6 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
     // under a block mask); keep the batch loops apart so bounds stay exact.
     out.func.parallel(rowBlock);
   }
-  acc.compute_at(out.func, rowTile)
-      .vectorize(col, tile.vector)
-      .unroll(col)
-      .unroll(row);
   if (splitK > 0) {
     // Reduction blocks: the right panel of one block stays in cache.
     RVar kOuter("ko"), kInner("ki");
@@ -118,11 +110,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   } else {
     acc.update().reorder(col, row, r);
   }
-  acc.update()
-      .vectorize(col, tile.vector)
-      .unroll(col)
-      .unroll(row);
-  acc.bound_extent(col, tileX).bound_extent(row, tile.tileY);
+  scheduleRegisterTile(acc, col, row, LoopLevel(out.func, rowTile), tile);
 }
 
 } // namespace attnc::codegen

@@ -17,6 +17,25 @@
 
 namespace attnc::codegen {
 
+/// A register tile: `unrollX` vectors of `vector` lanes (columns) by
+/// `tileY` rows of accumulators; `rowBlock` tiles of rows per cache block.
+struct GemmTile {
+  int vector = 16;
+  int unrollX = 4;
+  int tileY = 6;
+  int rowBlock = 16;
+  int tileX() const { return vector * unrollX; }
+};
+
+/// Schedules `acc`, the accumulator of one register tile (a pure
+/// definition and one update whose loops the caller has already ordered
+/// reduction-outside), at `at`: columns `col` vectorised and unrolled, rows
+/// `row` unrolled, its extents bounded to the tile so that it lives in
+/// registers.
+void scheduleRegisterTile(Halide::Func acc, const Halide::Var &col,
+                          const Halide::Var &row, const Halide::LoopLevel &at,
+                          const GemmTile &tile);
+
 /// The operands of one product; indices are MLIR order (batch outermost).
 struct GemmOperands {
   Halide::Expr rows, cols, depth;

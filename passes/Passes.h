@@ -95,9 +95,14 @@ ScheduleAttr chooseGemmSchedule(MLIRContext *context, const TargetInfo &target,
 ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
                                    const TargetInfo &target, int64_t width,
                                    int64_t rank);
-/// The schedule of attn.attention with `width` output columns.
+/// The schedule of attn.attention with `width` output columns over `keys`
+/// keys (either may be dynamic): on a CPU blocks of queries x keys
+/// (compute = tile) when `blockable` (one head, no softmax), else one query
+/// row at a time (compute = row).
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
-                                     const TargetInfo &target, int64_t width);
+                                     const TargetInfo &target, int64_t width,
+                                     int64_t keys, bool blockable);
+
 /// The schedule attn-tile gives `op`, or null for ops it leaves unscheduled
 /// (views, scalar score ops, layer ops, non-attn ops).
 ScheduleAttr chooseSchedule(Operation *op, const TargetInfo &target);

@@ -19,6 +19,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
 
+#include <numeric>
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_TILEPASS
 #include "passes/Passes.h.inc"
@@ -152,6 +154,9 @@ mlir::attn::verifyScheduleFor(const ScheduleParams &p, const TargetInfo &target,
     return success();
   }
 
+  if (p.compute == ComputeAt::tile)
+    return emitError() << "schedule compute = tile is for CPUs but target "
+                       << target.getName() << " is a GPU";
   if (p.compute == ComputeAt::root && !onGpu)
     return emitError() << "schedule compute = root on target "
                        << target.getName() << " needs gpu_threads";
@@ -249,21 +254,38 @@ ScheduleAttr mlir::attn::chooseRowwiseSchedule(MLIRContext *context,
 
 ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
                                                  const TargetInfo &target,
-                                                 int64_t width) {
+                                                 int64_t width, int64_t keys,
+                                                 bool blockable) {
   ScheduleParams p;
   if (target.isGpu()) {
     p.tileX = p.gpuThreadsX = fitPowerOf2(32, width);
     p.tileY = p.gpuThreadsY = 8;
     return ScheduleAttr::get(context, p);
   }
-  // Scores (and softmax statistics) one query row at a time: no n x m
-  // buffer; the row of output columns is vectorised.
-  p.compute = ComputeAt::row;
   p.vector = fitPowerOf2(target.vectorLanes, width);
   p.parallel = true;
+  if (!blockable || p.vector < 2) {
+    // Scores (and softmax statistics) one query row at a time: no n x m
+    // buffer; the row of output columns is vectorised.
+    p.compute = ComputeAt::row;
+    return ScheduleAttr::get(context, p);
+  }
+  // Blocks of queries x keys: both products are register-tiled GEMMs. The
+  // output tile keeps 2 x 8 vector accumulators (2 x 4 with 16 registers);
+  // a block is 64 keys (128 over long sequences, so each query block reads
+  // the values half as often), fitted to few static keys.
+  p.compute = ComputeAt::tile;
+  p.unrollX = (!ShapedType::isDynamic(width) && width < 2 * p.vector) ? 1 : 2;
+  p.tileX = p.unrollX * p.vector;
+  p.tileY = p.unrollY = target.vectorRegisters >= 32 ? 8 : 4;
+  int64_t lcm = std::lcm(p.tileX, p.tileY);
+  p.splitK = ShapedType::isDynamic(keys) || keys > 512 ? 128 : 64;
+  p.splitK = llvm::alignTo(p.splitK, lcm);
+  if (!ShapedType::isDynamic(keys))
+    p.splitK = std::min(p.splitK, static_cast<int64_t>(llvm::alignTo(
+                                      std::max<int64_t>(keys, 1), lcm)));
   return ScheduleAttr::get(context, p);
 }
-
 
 /// Elementwise attn ops (one value per element, no reduction).
 static bool isElementwiseOp(Operation *op) {
@@ -281,12 +303,14 @@ static bool fusesIntoNeighbour(Operation *op) {
   Value result = op->getResult(0);
   if (result.hasOneUse()) {
     Operation *user = *result.getUsers().begin();
-    if (isElementwiseOp(user) && user->getResult(0).getType() == result.getType())
+    if (isElementwiseOp(user) &&
+        user->getResult(0).getType() == result.getType())
       return true;
   }
   Operation *producer = op->getOperand(0).getDefiningOp();
-  return isa<SiluOp, GeluOp, ReluOp, SigmoidOp, ExpOp, TanhOp>(op) && producer &&
-         isa<DenseOp, MatmulOp>(producer) && producer->getResult(0).hasOneUse();
+  return isa<SiluOp, GeluOp, ReluOp, SigmoidOp, ExpOp, TanhOp>(op) &&
+         producer && isa<DenseOp, MatmulOp>(producer) &&
+         producer->getResult(0).hasOneUse();
 }
 
 ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
@@ -320,14 +344,18 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
             cast<RankedTensorType>(matmul.getA().getType()).getShape().back();
         return chooseGemmSchedule(context, target, rows, width, k);
       })
-      .Case([&](AttentionOp) {
-        return chooseAttentionSchedule(context, target, width);
+      .Case([&](AttentionOp attention) {
+        auto k = cast<RankedTensorType>(attention.getK().getType());
+        bool blockable = attention.getHeads() == 1 &&
+                         attention.getNormalize() == Normalize::none;
+        return chooseAttentionSchedule(
+            context, target, width, k.getShape()[k.getRank() - 2], blockable);
       })
       // The per-chunk products of the chunk form are GEMMs: [s, e] states
       // over C tokens, [C, e] outputs over s state rows.
       .Case([&](ChunkStateOp state) {
-        int64_t k = cast<RankedTensorType>(state.getK().getType())
-                        .getShape()[rank - 2];
+        int64_t k =
+            cast<RankedTensorType>(state.getK().getType()).getShape()[rank - 2];
         return chooseGemmSchedule(context, target, rows, width, k);
       })
       .Case([&](StateApplyOp apply) {
@@ -338,8 +366,7 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, SiluOp, GeluOp, ReluOp,
             SigmoidOp, ExpOp, TanhOp, SqrtOp, LayerNormOp, ScaleNormOp,
             RmsNormOp, ScaleOffsetOp, RopeOp, LinearAttnOp, ChunkedLinearOp,
-            ChunkOp, ChunkScanOp>(
-          rowwise)
+            ChunkOp, ChunkScanOp>(rowwise)
       .Default([](Operation *) { return ScheduleAttr(); });
 }
 

@@ -47,4 +47,12 @@ struct ScheduleParams {
 #define GET_ATTRDEF_CLASSES
 #include "dsl/IR/AttnAttrs.h.inc"
 
+namespace mlir::attn {
+/// Checks the rules of a schedule that depend on the op it is attached to
+/// (the dialect runs it on every op that carries one): compute = tile only
+/// on an attn.attention with one head and no softmax.
+LogicalResult verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
+                                  function_ref<InFlightDiagnostic()> emitError);
+} // namespace mlir::attn
+
 #endif // ATTNC_DSL_IR_ATTNATTRS_H

@@ -114,14 +114,19 @@ def Attn_ComputeAt : I32EnumAttr<"ComputeAt",
     "where a scheduled stage is computed", [
     I32EnumAttrCase<"root", 0>,
     I32EnumAttrCase<"row", 1>,
-    I32EnumAttrCase<"inlined", 2, "inline">]> {
+    I32EnumAttrCase<"inlined", 2, "inline">,
+    I32EnumAttrCase<"tile", 3>]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
   let description = [{
     `root`: the whole result is computed before its consumers run;
     `row`: computed one row (axis -2) of its consumer at a time, so no
     n x m buffer exists (attention scores); `inline` (C++ `ComputeAt::inlined`):
-    recomputed inside every consumer, no loops of its own.
+    recomputed inside every consumer, no loops of its own; `tile` (CPU
+    attention): scores computed one block of `split_k` query rows by
+    `split_k` keys at a time, inside the loop over key blocks that
+    accumulates the output tiles, so blocks a mask removes entirely are
+    never computed.
   }];
 }
 
@@ -187,7 +192,7 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     | `parallel` | bool | false | run the outermost row loop on all threads |
     | `gpu_threads` | `[x, y]` | `[0, 0]` | CUDA threads of a block over the tile; `[0, 0]` = not on a GPU; a block computes one tile |
     | `shared` | bool | false | stage the operands of a block in GPU shared memory |
-    | `compute` | `root`, `row`, `inline` | `root` | where the stage is computed (see ComputeAt) |
+    | `compute` | `root`, `row`, `inline`, `tile` | `root` | where the stage is computed (see ComputeAt) |
 
     Parameters may be written in any order and any subset; they print in the
     order of the table, defaults omitted, except `compute`, which always
@@ -198,7 +203,8 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     divides tile y; `gpu_threads` has at most 1024 threads, divides the
     tile and excludes `vector` > 1; `shared` needs `gpu_threads`;
     `compute = inline` has no loops of its own (all other parameters at
-    their defaults). Target budgets (registers, caches, shared memory) are
+    their defaults); `compute = tile` needs a vector register tile and
+    `split_k` (the block size) and is for CPUs (no `gpu_threads`). Target budgets (registers, caches, shared memory) are
     checked by `verifyScheduleFor` in passes/Passes.h.
 
     Examples:
@@ -210,6 +216,9 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], shared = true, compute = root>
     // Attention scores one query row at a time.
     #attn.schedule<vector = 16, parallel = true, compute = row>
+    // Attention in 64 x 64 blocks (queries x keys), 32 x 8 output register
+    // tile of 2 x 8 vector accumulators.
+    #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, parallel = true, compute = tile>
     // Recomputed in its consumers.
     #attn.schedule<compute = inline>
     ```

@@ -65,7 +65,8 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     if (op->getDialect() != this)
       return op->emitError() << "'" << name << "' is only valid on attn ops";
-    return success();
+    return verifyScheduleForOp(op, cast<ScheduleAttr>(attr.getValue()),
+                               [&] { return op->emitError(); });
   }
   if (name == getNameAttrName() || name == getDimsAttrName())
     return op->emitError() << "'" << name

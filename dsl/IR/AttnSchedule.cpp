@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dsl/IR/AttnDialect.h"
+#include "dsl/IR/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -252,6 +253,22 @@ ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
                          << loop;
   }
 
+  // Blocked attention: square blocks of split_k queries by split_k keys,
+  // each swept by vector register tiles.
+  if (p.compute == ComputeAt::tile) {
+    if (onGpu)
+      return emitError() << "schedule compute = tile is for CPUs but sets "
+                            "gpu_threads";
+    if (p.vector < 2 || p.tileX < 2 || p.tileY < 2)
+      return emitError() << "schedule compute = tile needs a vector register "
+                            "tile (tile x, tile y and vector > 1)";
+    if (p.splitK == 0 || p.splitK % p.tileX != 0 || p.splitK % p.tileY != 0)
+      return pairTo(emitError() << "schedule compute = tile needs split_k (the "
+                                   "block, here "
+                                << p.splitK << ") to be a multiple of tile ",
+                    p.tileX, p.tileY);
+  }
+
   // Vectors and unrolling inside the tile.
   if (!llvm::isPowerOf2_64(p.vector))
     return emitError() << "schedule vector " << p.vector
@@ -319,4 +336,21 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   params.gpuThreadsY = gpuThreadsY;
   params.shared = shared;
   return verifyParams(emitError, params);
+}
+
+LogicalResult
+mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
+                                function_ref<InFlightDiagnostic()> emitError) {
+  if (!schedule || schedule.getCompute() != ComputeAt::tile)
+    return success();
+  auto attention = dyn_cast<AttentionOp>(op);
+  if (!attention)
+    return emitError() << "schedule compute = tile is for attn.attention, not '"
+                       << op->getName() << "'";
+  if (attention.getHeads() != 1 || attention.getNormalize() != Normalize::none)
+    return emitError() << "schedule compute = tile needs an attention with one "
+                          "head and no softmax (this one has "
+                       << attention.getHeads() << " heads, normalize "
+                       << stringifyNormalize(attention.getNormalize()) << ")";
+  return success();
 }

@@ -193,3 +193,46 @@ func.func @schedule_not_a_schedule(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 func.func @schedule_on_func(%x: tensor<?x64xf32>) -> tensor<?x64xf32> attributes {attn.schedule = #attn.schedule<parallel = true>} {
   return %x : tensor<?x64xf32>
 }
+
+// -----
+
+func.func @tile_without_a_register_tile(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule compute = tile needs a vector register tile (tile x, tile y and vector > 1)}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<split_k = 64, compute = tile>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tile_block_not_a_multiple(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule compute = tile needs split_k (the block, here 40) to be a multiple of tile [32, 8]}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, split_k = 40, compute = tile>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tile_with_gpu_threads(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule compute = tile is for CPUs but sets gpu_threads}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], split_k = 64, compute = tile>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tile_on_a_non_attention(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule compute = tile is for attn.attention, not 'attn.relu'}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, compute = tile>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tile_on_softmax_attention(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{schedule compute = tile needs an attention with one head and no softmax (this one has 2 heads, normalize softmax)}}
+  %0 = attn.attention %q, %k, %v mask = #attn.mask<causal> normalize = softmax heads = 2 {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, compute = tile>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0 : tensor<?x32xf32>
+}

@@ -61,6 +61,43 @@ func.func @attention(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32
 
 // -----
 
+// Attention with one head and no softmax (GAU, FLASH's chunks): blocks of
+// queries x keys (compute = tile), 128 keys over a sequence, 64 inside
+// chunks of 256; 32 x 8 threads on CUDA.
+// CHECK-LABEL: func.func @blocked_attention
+// AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 128, parallel = true, compute = tile>}
+// AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, parallel = true, compute = tile>}
+// AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 128, parallel = true, compute = tile>}
+// AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 64, parallel = true, compute = tile>}
+// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = root>}
+// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = root>}
+func.func @blocked_attention(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>, %cq: tensor<?x256x64xf32>, %cv: tensor<?x256x32xf32>) -> (tensor<?x32xf32>, tensor<?x256x32xf32>) {
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  %1 = attn.attention %cq, %cq, %cv mask = #attn.mask<causal> normalize = none heads = 1 : tensor<?x256x64xf32>, tensor<?x256x64xf32>, tensor<?x256x32xf32> -> tensor<?x256x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0, %1 : tensor<?x32xf32>, tensor<?x256x32xf32>
+}
+
+// -----
+
+// A blocked schedule is checked against the target: too wide for these
+// CPUs, and on CUDA not a GPU schedule.
+func.func @tile_over_budget(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  // expected-error-re @+1 {{schedule {{(vector 32 is wider than the (16|8) lanes of target x86-64-avx(512|2)|compute = tile is for CPUs but target cuda is a GPU)}}}}
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<none> normalize = none heads = 1 {attn.schedule = #attn.schedule<tile = [64, 8], vector = 32, unroll = [2, 4], split_k = 64, parallel = true, compute = tile>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
 // Row-wise ops: 4 vectors of columns, parallel rows; a rank-1 result is not
 // parallel; 64 threads per block on CUDA ([16, 4] for rows of 16).
 // CHECK-LABEL: func.func @elementwise
