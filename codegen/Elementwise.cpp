@@ -58,16 +58,17 @@ Expr applyActivation(mlir::Operation *op, const Expr &x) {
   return Expr();
 }
 
-bool isElementwise(mlir::Operation *op) {
-  return mlir::isa<attn::AddOp, attn::SubOp, attn::MulOp, attn::DivOp,
-                   attn::PowOp, attn::NegOp, attn::SiluOp, attn::GeluOp,
-                   attn::ReluOp, attn::SigmoidOp, attn::ExpOp, attn::TanhOp,
-                   attn::SqrtOp, attn::ScaleOffsetOp>(op);
-}
-
 mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op,
                                      bool &handled) {
   handled = true;
+  // An activation or residual add that a product applies in its output
+  // stage is an alias of the product.
+  for (mlir::Value operand : op->getOperands())
+    if (mlir::Operation *producer = operand.getDefiningOp();
+        producer && lowering.epilogueOf(producer) == op) {
+      lowering.set(op->getResult(0), lowering.get(operand));
+      return mlir::success();
+    }
   if (auto constant = mlir::dyn_cast<attn::ConstantOp>(op)) {
     HTensor t;
     t.func = Func("constant");
@@ -99,12 +100,6 @@ mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op,
   }
   if (mlir::isa<attn::NegOp, attn::SiluOp, attn::GeluOp, attn::ReluOp,
                 attn::SigmoidOp, attn::ExpOp, attn::TanhOp, attn::SqrtOp>(op)) {
-    mlir::Operation *producer = op->getOperand(0).getDefiningOp();
-    if (producer && lowering.fusesActivation(producer)) {
-      // The product already applied this activation in its output stage.
-      lowering.set(op->getResult(0), lowering.get(op->getOperand(0)));
-      return mlir::success();
-    }
     const HTensor &in = lowering.get(op->getOperand(0));
     HTensor t;
     t.func = Func(op->getName().stripDialect().str());

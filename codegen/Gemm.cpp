@@ -35,7 +35,8 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
         sum(gemm.lhs(batch, row, r) * gemm.scale * gemm.rhs(batch, r, col));
     if (gemm.init)
       value = value + gemm.init(batch, row, col);
-    define(out.func, vars, gemm.epilogue ? gemm.epilogue(value) : value);
+    define(out.func, vars,
+           gemm.epilogue ? gemm.epilogue(batch, row, col, value) : value);
     lowering.scheduleElementwise(out, vars);
     return;
   }
@@ -66,9 +67,18 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   define(acc, accVars,
          gemm.init ? gemm.init(batch, safeRow, safeCol) : Expr(0.0f));
   RDom r(0, gemm.depth, "k");
+  // The staged left operand, panel[batch..., row, k] (see stageLhs).
+  Func panel(out.func.name() + "_lhs");
+  std::vector<Var> panelVars = makeVars(rank, "l");
+  if (gemm.stageLhs)
+    define(panel, panelVars,
+           gemm.lhs(Index(panelVars.begin(), panelVars.end() - 2),
+                    clamp(panelVars[rank - 2], 0, gemm.rows - 1),
+                    panelVars[rank - 1]));
   {
     std::vector<Expr> lhsIndex(vars.rbegin(), vars.rend());
-    Expr lhs = gemm.lhs(batch, safeRow, r);
+    Expr lhs = gemm.stageLhs ? callAt(panel, withTail(batch, {row, r}))
+                             : gemm.lhs(batch, safeRow, r);
     if (gemm.scale != 1.0f)
       lhs = lhs * gemm.scale;
     Expr update = acc(lhsIndex) + lhs * gemm.rhs(batch, r, safeCol);
@@ -76,7 +86,9 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
     acc(reversed) = update;
   }
   Expr finished = acc(std::vector<Expr>(vars.rbegin(), vars.rend()));
-  define(out.func, vars, gemm.epilogue ? gemm.epilogue(finished) : finished);
+  define(out.func, vars,
+         gemm.epilogue ? gemm.epilogue(batch, safeRow, safeCol, finished)
+                       : finished);
   out.materialized = true;
 
   Var colOuter("co"), rowOuter("ro"), colInner("ci"), rowInner("ri"),
@@ -88,19 +100,22 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
              TailStrategy::GuardWithIf)
       .reorder(colInner, rowInner, rowTile, colOuter, rowBlock)
       .vectorize(colInner, tile.vector);
-  if (!parallel) {
-    // Serial, as the schedule says.
-  } else if (gemm.parallelOverBatch && rank > 2) {
+  Var blockLoop = rowBlock;
+  if (parallel && gemm.parallelOverBatch && rank > 2) {
     // One parallel loop over the row blocks of every batch entry: for the
     // per-chunk products the chunks are the batch entries.
     std::vector<Var> outer(vars.begin(), vars.end() - 2);
     outer.push_back(rowBlock);
-    out.func.parallel(fuseOuter(out.func, outer, outer.size()));
-  } else {
-    // Sequence-form products may be asked for rows past either end (keys
-    // under a block mask); keep the batch loops apart so bounds stay exact.
-    out.func.parallel(rowBlock);
+    blockLoop = fuseOuter(out.func, outer, outer.size());
   }
+  // Otherwise sequence-form products may be asked for rows past either end
+  // (keys under a block mask); keep the batch loops apart so bounds stay
+  // exact. Serial when the schedule says so.
+  if (parallel)
+    out.func.parallel(blockLoop);
+  if (gemm.stageLhs)
+    panel.compute_at(out.func, blockLoop)
+        .vectorize(panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);
   if (splitK > 0) {
     // Reduction blocks: the right panel of one block stays in cache.
     RVar kOuter("ko"), kInner("ki");

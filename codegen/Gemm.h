@@ -50,9 +50,15 @@ struct GemmOperands {
   bool parallelOverBatch = false;
   /// Factor applied to every product term (folded into the left operand).
   float scale = 1.0f;
-  /// Applied to each finished element (a fused activation); identity when
-  /// unset.
-  std::function<Halide::Expr(const Halide::Expr &)> epilogue;
+  /// Applied to each finished element x at (batch, row, col) (a fused
+  /// activation or residual add); identity when unset.
+  std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
+                             const Halide::Expr &col, const Halide::Expr &x)>
+      epilogue;
+  /// Compute the left operand one block of rows at a time, in the row
+  /// block's loop, before the register tiles read it (a fused prologue:
+  /// each element is computed once instead of once per column tile).
+  bool stageLhs = false;
   /// Initial value (e.g. a bias); zero when unset.
   std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
                              const Halide::Expr &col)>

@@ -113,9 +113,7 @@ LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
                                        bool fuseRows) {
   mlir::attn::ScheduleAttr attr = schedule();
   if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined)
-    return LoopLevel::inlined();
-  if (!attr && inlinesIntoConsumer(currentOp))
-    return LoopLevel::inlined(); // computed inside its only consumer
+    return LoopLevel::inlined(); // computed inside its kernel's anchor
   tensor.materialized = true;
   if (!attr || vars.empty())
     return scheduleRoot(tensor.func, vars, /*vectorize=*/true, fuseRows);
@@ -200,23 +198,34 @@ Var fuseOuter(Func func, const std::vector<Var> &vars, size_t count) {
   return fused;
 }
 
-bool Lowering::fusesActivation(mlir::Operation *producer) const {
-  if (options.gpu || options.schedule != ScheduleKind::Default ||
-      !mlir::isa<mlir::attn::DenseOp, mlir::attn::MatmulOp>(producer) ||
-      !producer->getResult(0).hasOneUse())
-    return false;
-  mlir::Operation *user = *producer->getResult(0).getUsers().begin();
-  return applyActivation(user, Expr(0.0f)).defined();
+/// Whether `op` carries `compute = inline` under the Default schedule.
+static bool scheduledInline(mlir::Operation *op, ScheduleKind kind) {
+  mlir::attn::ScheduleAttr attr = mlir::attn::ScheduleAttr::lookup(op);
+  return kind == ScheduleKind::Default && attr &&
+         attr.getCompute() == mlir::attn::ComputeAt::inlined;
 }
 
-bool Lowering::inlinesIntoConsumer(mlir::Operation *producer) const {
-  if (options.schedule != ScheduleKind::Default || !producer ||
-      producer->getNumResults() != 1 || !producer->getResult(0).hasOneUse() ||
-      !isElementwise(producer))
-    return false;
+mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
+  if (!producer || !mlir::attn::isProduct(producer) ||
+      !producer->getResult(0).hasOneUse())
+    return nullptr;
   mlir::Operation *user = *producer->getResult(0).getUsers().begin();
-  return isElementwise(user) &&
-         user->getResult(0).getType() == producer->getResult(0).getType();
+  if (!scheduledInline(user, options.schedule))
+    return nullptr;
+  if (applyActivation(user, Expr(0.0f)).defined())
+    return user;
+  // A residual add whose other operand is ready when the product runs.
+  if (auto add = mlir::dyn_cast<mlir::attn::AddOp>(user);
+      add && add.getA().getType() == add.getType() &&
+      add.getB().getType() == add.getType()) {
+    mlir::Value other = add.getA() == producer->getResult(0) ? add.getB()
+                                                             : add.getA();
+    mlir::Operation *residual = other.getDefiningOp();
+    if (!residual || residual->getBlock() != producer->getBlock() ||
+        residual->isBeforeInBlock(producer))
+      return user;
+  }
+  return nullptr;
 }
 
 mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
@@ -311,6 +320,17 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     }
     if (mlir::isa<mlir::arith::ConstantOp>(op))
       continue; // scalar constants are read where a score region uses them
+    if (auto kernel = mlir::dyn_cast<mlir::attn::KernelOp>(op)) {
+      // Members in order; their schedules (inline, epilogue) fuse them.
+      for (mlir::Operation &member :
+           kernel.getBody().front().without_terminator())
+        if (mlir::failed(lowerOp(&member)))
+          return mlir::failure();
+      for (auto [result, value] :
+           llvm::zip(kernel.getResults(), kernel.getYield().getValues()))
+        set(result, get(value));
+      continue;
+    }
     if (mlir::failed(lowerOp(&op)))
       return mlir::failure();
   }

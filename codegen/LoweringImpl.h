@@ -52,8 +52,6 @@ Halide::Var fuseOuter(Halide::Func func, const std::vector<Halide::Var> &vars,
 /// The activation of a unary attn op applied to `x`, or an undefined Expr
 /// when `op` is not an activation.
 Halide::Expr applyActivation(mlir::Operation *op, const Halide::Expr &x);
-/// Whether `op` is an elementwise attn op (binary, unary, scale_offset).
-bool isElementwise(mlir::Operation *op);
 
 /// Lowers the ops of one function, in order.
 class Lowering {
@@ -101,13 +99,11 @@ public:
   /// is in force (the naive schedule ignores attributes); null otherwise.
   mlir::attn::ScheduleAttr schedule() const;
 
-  /// Fusion decisions (the codegen side of attn-fuse):
-  /// a product whose only user is an activation applies it in its output
-  /// stage, and that activation becomes an alias of the product;
-  bool fusesActivation(mlir::Operation *producer) const;
-  /// an elementwise result whose only user is an elementwise op of the same
-  /// shape is inlined into it rather than stored.
-  bool inlinesIntoConsumer(mlir::Operation *producer) const;
+  /// Fusion inside an attn.kernel (attn-fuse groups, attn-tile marks the
+  /// members computed in the anchor's loops `compute = inline`): the user
+  /// of a product that its output stage applies, an activation or a
+  /// residual add, or null. That user becomes an alias of the product.
+  mlir::Operation *epilogueOf(mlir::Operation *producer) const;
 
   /// cos and sin of the RoPE angles p * base^(-i/half), indexed (i, p);
   /// built once per (base, half).

@@ -51,12 +51,26 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
       return bias.at({col});
     };
   }
-  mlir::Operation *producer = result.getDefiningOp();
-  if (lowering.fusesActivation(producer)) {
-    mlir::Operation *activation = *result.getUsers().begin();
-    gemm.epilogue = [activation](const Expr &x) {
-      return applyActivation(activation, x);
-    };
+  // A fused prologue (the left operand computed inside this kernel) is
+  // staged one row block at a time.
+  gemm.stageLhs = !a.materialized;
+  // A fused epilogue: the activation, or the residual added, after the
+  // product.
+  if (mlir::Operation *user = lowering.epilogueOf(result.getDefiningOp())) {
+    if (applyActivation(user, Expr(0.0f)).defined()) {
+      gemm.epilogue = [user](const Index &, const Expr &, const Expr &,
+                             const Expr &x) {
+        return applyActivation(user, x);
+      };
+    } else {
+      mlir::Value other = user->getOperand(0) == result ? user->getOperand(1)
+                                                        : user->getOperand(0);
+      const HTensor &residual = lowering.get(other);
+      gemm.epilogue = [&residual](const Index &batch, const Expr &row,
+                                  const Expr &col, const Expr &x) {
+        return x + residual.at(withTail(batch, {row, col}));
+      };
+    }
   }
   defineGemm(lowering, t, vars, gemm);
   return t;

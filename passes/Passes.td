@@ -109,6 +109,48 @@ def ChunkPass : Pass<"attn-chunk", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def FusePass : Pass<"attn-fuse", "::mlir::func::FuncOp"> {
+  let summary = "Group primitive ops into attn.kernel regions that code "
+                "generation emits as one loop nest each";
+  let description = [{
+    Forms `attn.kernel` regions (see the op) from these rules, applied to
+    the ops of the function body:
+
+    - epilogue: an activation (silu, gelu, relu, sigmoid, exp, tanh) whose
+      operand is a product (`attn.dense`, `attn.matmul`) used only by it
+      joins the product's kernel, and so does an `attn.split` of that
+      activation used only by the split (dense + bias + activation + split);
+    - residual: an `attn.add` of a product used only by it and of a value of
+      the same type joins the product's kernel (its output stage adds it);
+    - prologue: an elementwise op whose result is used only by an
+      elementwise op of the same type, or only as the left operand of a
+      product, joins its user's kernel (gating before the output dense).
+
+    Quadratic attention is one op already (QK^T, score, mask and .V are
+    fused by its schedule, see `attn-tile`), so it forms no kernel here.
+    A group whose members cannot all move to its last member (a member
+    other than the last used outside the group) stays unfused. Groups of
+    one op form no kernel. The pass is target-independent; `attn-tile`
+    decides per target how members are scheduled (inside the anchor's
+    loops on CPUs; each in its own GPU kernel on CUDA for now).
+
+    Example (FLASH's input projection):
+
+    ```mlir
+    %d = attn.dense %x, %w, %b : ...
+    %a = attn.silu %d : tensor<?x2176xf32>
+    %u, %v, %z = attn.split %a [1024, 1024, 128] : ...
+    // becomes
+    %u, %v, %z = attn.kernel -> tensor<?x1024xf32>, tensor<?x1024xf32>, tensor<?x128xf32> {
+      %d = attn.dense %x, %w, %b : ...
+      %a = attn.silu %d : tensor<?x2176xf32>
+      %s:3 = attn.split %a [1024, 1024, 128] : ...
+      attn.kernel_yield %s#0, %s#1, %s#2 : ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
 
 def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
   let summary = "Attach a loop schedule chosen by a register and cache cost "
@@ -122,7 +164,10 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
     at the op's location. Pure views (`attn.split`, `attn.row`,
     `attn.transpose`, `attn.weight`, `attn.constant`, `attn.chunk`,
     `attn.unchunk`), scalar ops inside score regions and layer ops stay
-    unscheduled.
+    unscheduled. Inside an `attn.kernel` (see `attn-fuse`), on a CPU the
+    kernel's anchor gets its schedule and every other elementwise member
+    `compute = inline` (run inside the anchor's loops); on CUDA every member
+    gets its own schedule for now. Nothing outside a kernel is inlined.
 
     The cost model (`TargetInfo`: f32 lanes 16 / 8 / 4 for avx512 / avx2 /
     generic, vector registers 32 / 16 / 16, L1 32 KiB, L2 1 MiB; CUDA: at most

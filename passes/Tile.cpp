@@ -287,37 +287,29 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
   return ScheduleAttr::get(context, p);
 }
 
-/// Elementwise attn ops (one value per element, no reduction).
-static bool isElementwiseOp(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, SiluOp, GeluOp, ReluOp,
-             SigmoidOp, ExpOp, TanhOp, SqrtOp, ScaleOffsetOp>(op);
-}
-
-/// Whether `op` is fused into its consumer: an elementwise result whose only
-/// user is elementwise with the same shape is computed inside it, and an
-/// activation whose operand is a product used only by it is applied in the
-/// product's output stage (compute = inline in both cases).
-static bool fusesIntoNeighbour(Operation *op) {
-  if (!isElementwiseOp(op) || op->getNumResults() != 1)
+/// Whether `op` is computed inside the loops of its kernel's anchor: an
+/// elementwise member of an attn.kernel (attn-fuse's groups) other than the
+/// anchor, except one whose result leaves the kernel without being a
+/// product's epilogue (it is stored, so that consumers outside do not
+/// recompute it).
+static bool isInlinedMember(Operation *op) {
+  auto kernel = dyn_cast_or_null<KernelOp>(op->getParentOp());
+  if (!kernel || !isElementwise(op) || op == kernel.getAnchor())
     return false;
-  Value result = op->getResult(0);
-  if (result.hasOneUse()) {
-    Operation *user = *result.getUsers().begin();
-    if (isElementwiseOp(user) &&
-        user->getResult(0).getType() == result.getType())
-      return true;
-  }
+  bool leaves = llvm::any_of(op->getUsers(), [](Operation *user) {
+    return isa<KernelYieldOp>(user);
+  });
   Operation *producer = op->getOperand(0).getDefiningOp();
-  return isa<SiluOp, GeluOp, ReluOp, SigmoidOp, ExpOp, TanhOp>(op) &&
-         producer && isa<DenseOp, MatmulOp>(producer) &&
-         producer->getResult(0).hasOneUse();
+  bool epilogue = (isActivation(op) || isa<AddOp>(op)) && producer &&
+                  isProduct(producer) && producer->getParentOp() == kernel;
+  return !leaves || epilogue;
 }
 
 ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
                                         const TargetInfo &target) {
   if (op->getNumResults() != 1)
     return {};
-  if (!target.isGpu() && fusesIntoNeighbour(op)) {
+  if (!target.isGpu() && isInlinedMember(op)) {
     ScheduleParams fused;
     fused.compute = ComputeAt::inlined;
     return ScheduleAttr::get(op->getContext(), fused);

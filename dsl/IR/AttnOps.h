@@ -27,4 +27,15 @@
 #define GET_OP_CLASSES
 #include "dsl/IR/AttnOps.h.inc"
 
+namespace mlir::attn {
+/// Whether `op` computes each result element from the same element of its
+/// operands (broadcast rows allowed): the binary and unary ops and
+/// attn.scale_offset.
+bool isElementwise(Operation *op);
+/// Whether `op` is an activation (unary, applied after a product).
+bool isActivation(Operation *op);
+/// Whether `op` is a product (attn.dense, attn.matmul).
+bool isProduct(Operation *op);
+} // namespace mlir::attn
+
 #endif // ATTNC_DSL_IR_ATTNOPS_H

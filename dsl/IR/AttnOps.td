@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // This file is the root of the op definitions of the attn dialect: it pulls in
-// the layer ops (AttnLayerOps.td), the primitive ops (AttnPrimitiveOps.td)
-// and the chunk-form ops (AttnChunkOps.td)
+// the layer ops (AttnLayerOps.td), the primitive ops (AttnPrimitiveOps.td),
+// the chunk-form ops (AttnChunkOps.td) and the fused kernels
+// (AttnKernelOps.td)
 // so that one mlir-tblgen run generates all of them.
 //
 //===----------------------------------------------------------------------===//
@@ -23,5 +24,6 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "dsl/IR/AttnLayerOps.td"
 include "dsl/IR/AttnPrimitiveOps.td"
 include "dsl/IR/AttnChunkOps.td"
+include "dsl/IR/AttnKernelOps.td"
 
 #endif // ATTNC_DSL_IR_ATTNOPS_TD

@@ -920,3 +920,72 @@ func.func @state_apply_width(%q: tensor<?x4x8xf32>, %s: tensor<?x7x6xf32>) {
   %0 = attn.state_apply %q, %s : tensor<?x4x8xf32>, tensor<?x7x6xf32> -> tensor<?x4x6xf32>
   return
 }
+
+// -----
+
+func.func @kernel_yield_count(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{'attn.kernel' op yields 2 values but has 1 results}}
+  %y = attn.kernel -> tensor<?x64xf32> {
+    %a = attn.exp %x : tensor<?x64xf32>
+    attn.kernel_yield %a, %a : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @kernel_yield_type(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
+  // expected-error @+1 {{'attn.kernel' op result 0 has type 'tensor<?x32xf32>' but the body yields 'tensor<?x64xf32>'}}
+  %y = attn.kernel -> tensor<?x32xf32> {
+    %a = attn.exp %x : tensor<?x64xf32>
+    attn.kernel_yield %a : tensor<?x64xf32>
+  }
+  return %y : tensor<?x32xf32>
+}
+
+// -----
+
+func.func @kernel_yields_outside_value(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{'attn.kernel' op result 0 is not computed by the kernel's body}}
+  %y = attn.kernel -> tensor<?x64xf32> {
+    %a = attn.exp %x : tensor<?x64xf32>
+    attn.kernel_yield %x : tensor<?x64xf32>
+  }
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @kernel_nested(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %y = attn.kernel -> tensor<?x64xf32> {
+    // expected-error @+1 {{'attn.kernel' op cannot be nested in another attn.kernel}}
+    %i = attn.kernel -> tensor<?x64xf32> {
+      %a = attn.exp %x : tensor<?x64xf32>
+      attn.kernel_yield %a : tensor<?x64xf32>
+    }
+    attn.kernel_yield %i : tensor<?x64xf32>
+  }
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @kernel_foreign_op(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %y = attn.kernel -> tensor<?x64xf32> {
+    // expected-error @+1 {{'arith.constant' op is not an attn op and cannot be fused into an attn.kernel}}
+    %c = arith.constant 1.0 : f32
+    %a = attn.exp %x : tensor<?x64xf32>
+    attn.kernel_yield %a : tensor<?x64xf32>
+  }
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @kernel_without_anchor(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{'attn.kernel' op has no compute op to anchor its loops}}
+  attn.kernel {
+    attn.kernel_yield
+  }
+  return
+}

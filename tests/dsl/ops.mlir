@@ -229,3 +229,20 @@ func.func @linear_attn(%q: tensor<2x?x64xf32>, %k: tensor<2x?x64xf32>, %v: tenso
          : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x32xf32> -> tensor<2x?x32xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @kernel
+func.func @kernel(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+  // CHECK: %[[K:.*]] = attn.kernel -> tensor<?x64xf32> {
+  // CHECK:   %[[D:.*]] = attn.dense
+  // CHECK:   %[[A:.*]] = attn.add %[[D]], %{{.*}}
+  // CHECK:   attn.kernel_yield %[[A]] : tensor<?x64xf32>
+  // CHECK: }
+  %y = attn.kernel -> tensor<?x64xf32> {
+    %d = attn.dense %x, %w, %b : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+    %a = attn.add %d, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    attn.kernel_yield %a : tensor<?x64xf32>
+  }
+  return %y : tensor<?x64xf32>
+}

@@ -161,21 +161,40 @@ func.func @over_budget(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 
 // -----
 
-// Fusion decisions on CPU: an activation whose operand is a product used only
-// by it runs in the product's output stage, and an elementwise result whose
-// only user is elementwise of the same shape is computed inside that user
-// (compute = inline). On CUDA every stage keeps its own kernel.
+// Kernels (formed by attn-fuse): on CPU the anchor (the product) gets its
+// loop schedule and every elementwise member runs inside it (compute =
+// inline: the activation in its output stage, the prologue in its loads);
+// the split view stays unscheduled. On CUDA every member keeps its own
+// kernel for now.
 // CHECK-LABEL: func.func @fused
 // AVX512: attn.dense {{.*}}tile = [64, 6]
 // AVX512: attn.silu {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// AVX512: attn.split
+// AVX512-NOT: attn.schedule
+// AVX512: attn.kernel_yield
 // AVX512: attn.add {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
-// AVX512: attn.mul {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.mul {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// AVX512: attn.dense {{.*}}tile = [64, 6]
+// AVX512: attn.add {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// Outside kernels nothing is inlined.
+// AVX512: attn.sub {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
 // CUDA: attn.silu {{.*}}gpu_threads
 // CUDA: attn.add {{.*}}gpu_threads
-func.func @fused(%x: tensor<?x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>, %u: tensor<?x128xf32>) -> tensor<?x128xf32> {
-  %d = attn.dense %x, %w, %b : tensor<?x64xf32>, tensor<64x128xf32>, tensor<128xf32> -> tensor<?x128xf32>
-  %s = attn.silu %d : tensor<?x128xf32>
-  %a = attn.add %s, %u : tensor<?x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
-  %m = attn.mul %a, %u : tensor<?x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
-  return %m : tensor<?x128xf32>
+// CUDA: attn.mul {{.*}}gpu_threads
+func.func @fused(%x: tensor<?x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>, %w2: tensor<64x64xf32>, %b2: tensor<64xf32>) -> tensor<?x64xf32> {
+  %u, %v = attn.kernel -> tensor<?x64xf32>, tensor<?x64xf32> {
+    %d = attn.dense %x, %w, %b : tensor<?x64xf32>, tensor<64x128xf32>, tensor<128xf32> -> tensor<?x128xf32>
+    %s = attn.silu %d : tensor<?x128xf32>
+    %p:2 = attn.split %s [64, 64] : tensor<?x128xf32> -> tensor<?x64xf32>, tensor<?x64xf32>
+    attn.kernel_yield %p#0, %p#1 : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+  %y = attn.kernel -> tensor<?x64xf32> {
+    %a = attn.add %u, %v : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    %m = attn.mul %a, %u : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    %o = attn.dense %m, %w2, %b2 : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+    %r = attn.add %o, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    attn.kernel_yield %r : tensor<?x64xf32>
+  }
+  %z = attn.sub %y, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return %z : tensor<?x64xf32>
 }

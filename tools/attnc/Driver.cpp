@@ -61,6 +61,7 @@ mlir::LogicalResult scheduleFor(mlir::ModuleOp module,
   mlir::PassManager pm(module->getContext());
   mlir::attn::TilePassOptions options;
   options.target = tileTargetFor(target);
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::attn::createFusePass());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::attn::createTilePass(options));
   return pm.run(module);
 }

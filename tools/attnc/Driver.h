@@ -40,7 +40,8 @@ mlir::LogicalResult lowerToPrimitives(mlir::ModuleOp module);
 /// or generic.
 std::string tileTargetFor(const Halide::Target &target);
 
-/// Attaches the default schedules of `target` (attn-tile) to primitive IR.
+/// Attaches the default schedules of `target` to primitive IR: attn-fuse,
+/// then attn-tile.
 mlir::LogicalResult scheduleFor(mlir::ModuleOp module,
                                 const Halide::Target &target);
 

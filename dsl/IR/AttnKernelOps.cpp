@@ -1,0 +1,72 @@
+//===- AttnKernelOps.cpp - attn.kernel and the op classes fusion uses -----===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements attn.kernel (its verifier and its anchor) and the
+// op classes that attn-fuse, attn-tile and codegen share: elementwise ops,
+// activations and products.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dsl/IR/AttnOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+bool mlir::attn::isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, SiluOp, GeluOp, ReluOp,
+             SigmoidOp, ExpOp, TanhOp, SqrtOp, ScaleOffsetOp>(op);
+}
+
+bool mlir::attn::isActivation(Operation *op) {
+  return isa<SiluOp, GeluOp, ReluOp, SigmoidOp, ExpOp, TanhOp>(op);
+}
+
+bool mlir::attn::isProduct(Operation *op) { return isa<DenseOp, MatmulOp>(op); }
+
+KernelYieldOp KernelOp::getYield() {
+  return cast<KernelYieldOp>(getBody().front().getTerminator());
+}
+
+Operation *KernelOp::getAnchor() {
+  Operation *last = nullptr;
+  for (Operation &op : getBody().front().without_terminator()) {
+    if (isa<SplitOp>(op))
+      continue;
+    if (!isElementwise(&op))
+      return &op;
+    last = &op;
+  }
+  return last;
+}
+
+LogicalResult KernelOp::verify() {
+  auto yield = dyn_cast<KernelYieldOp>(getBody().front().back());
+  if (!yield)
+    return emitOpError() << "body must end in attn.kernel_yield";
+  if (yield.getValues().size() != getNumResults())
+    return emitOpError() << "yields " << yield.getValues().size()
+                         << " values but has " << getNumResults() << " results";
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(yield.getValues(), getResultTypes()))) {
+    auto [value, type] = pair;
+    if (value.getType() != type)
+      return emitOpError() << "result " << index << " has type " << type
+                           << " but the body yields " << value.getType();
+    if (value.getParentRegion() != &getBody())
+      return emitOpError() << "result " << index
+                           << " is not computed by the kernel's body";
+  }
+  for (Operation &op : getBody().front().without_terminator()) {
+    if (isa<KernelOp>(op))
+      return op.emitOpError() << "cannot be nested in another attn.kernel";
+    if (op.getDialect() != getOperation()->getDialect())
+      return op.emitOpError() << "is not an attn op and cannot be fused into "
+                                 "an attn.kernel";
+  }
+  if (!getAnchor())
+    return emitOpError() << "has no compute op to anchor its loops";
+  return success();
+}

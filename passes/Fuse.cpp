@@ -1,0 +1,135 @@
+//===- Fuse.cpp - attn-fuse: attn.kernel regions ---------------------------===//
+//
+// This file implements attn-fuse: it groups the ops of a function body by
+// the epilogue, residual and prologue rules of the pass description
+// (Passes.td) with a union-find over the ops, and moves each group of two
+// or more ops into an attn.kernel at the position of its last member.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dsl/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_FUSEPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The only user of `value`'s single use, or null.
+Operation *onlyUser(Value value) {
+  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+}
+
+/// Whether `op`'s only result is a product used by `user` alone.
+bool isProductOnlyFor(Operation *op, Operation *user) {
+  return op && isProduct(op) && onlyUser(op->getResult(0)) == user;
+}
+
+/// The member `op` joins the kernel of, by the rules of the pass, or null.
+Operation *fusionPartner(Operation *op) {
+  if (op->getNumOperands() == 0)
+    return nullptr;
+  Operation *producer = op->getOperand(0).getDefiningOp();
+  // Epilogue: activation after a product; split of such an activation.
+  if (isActivation(op) && isProductOnlyFor(producer, op))
+    return producer;
+  if (isa<SplitOp>(op) && producer && isActivation(producer) &&
+      onlyUser(producer->getResult(0)) == op &&
+      isProductOnlyFor(producer->getOperand(0).getDefiningOp(), producer))
+    return producer;
+  // Residual: product + value of the same type computed before the product
+  // (its output stage reads it).
+  if (auto add = dyn_cast<AddOp>(op)) {
+    for (auto [operand, other] : {std::pair(add.getA(), add.getB()),
+                                  std::pair(add.getB(), add.getA())}) {
+      Operation *product = operand.getDefiningOp();
+      Operation *residual = other.getDefiningOp();
+      if (isProductOnlyFor(product, op) &&
+          operand.getType() == add.getType() &&
+          other.getType() == add.getType() &&
+          (!residual || residual->isBeforeInBlock(product)))
+        return product;
+    }
+  }
+  // Prologue: elementwise into an elementwise user of the same type, or
+  // into the left operand of a product.
+  if (isElementwise(op) && op->getNumResults() == 1) {
+    Value result = op->getResult(0);
+    Operation *user = onlyUser(result);
+    if (!user)
+      return nullptr;
+    if (isElementwise(user) && user->getResult(0).getType() == result.getType())
+      return user;
+    if (isProduct(user) && user->getOperand(0) == result &&
+        !llvm::is_contained(user->getOperands().drop_front(), result))
+      return user;
+  }
+  return nullptr;
+}
+
+struct FusePass : attn::impl::FusePassBase<FusePass> {
+  void runOnOperation() override {
+    Block &body = getOperation().getBody().front();
+    llvm::EquivalenceClasses<Operation *> groups;
+    for (Operation &op : body) {
+      if (isa<KernelOp>(op) || !isa_and_nonnull<AttnDialect>(op.getDialect()))
+        continue;
+      groups.insert(&op);
+      if (Operation *partner = fusionPartner(&op))
+        groups.unionSets(&op, partner);
+    }
+    // Members of each group in block order (the leader decides the group).
+    llvm::MapVector<Operation *, SmallVector<Operation *>> members;
+    for (Operation &op : body)
+      if (groups.findValue(&op) != groups.end())
+        members[groups.getLeaderValue(&op)].push_back(&op);
+    for (auto &[leader, ops] : members)
+      if (ops.size() > 1)
+        formKernel(ops);
+  }
+
+  /// Moves `ops` (block order) into one attn.kernel placed at the last of
+  /// them; leaves them alone if an earlier member is used outside them.
+  static void formKernel(ArrayRef<Operation *> ops) {
+    llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
+    SmallVector<Value> yielded;
+    for (Operation *op : ops) {
+      for (Value result : op->getResults()) {
+        bool external = llvm::any_of(result.getUsers(), [&](Operation *user) {
+          return !inGroup.contains(user);
+        });
+        if (!external)
+          continue;
+        if (op != ops.back())
+          return; // moving it down would pass one of its users
+        yielded.push_back(result);
+      }
+    }
+    Operation *last = ops.back();
+    OpBuilder builder(last);
+    SmallVector<Type> types;
+    for (Value value : yielded)
+      types.push_back(value.getType());
+    auto kernel = builder.create<KernelOp>(last->getLoc(), types);
+    Block *block = builder.createBlock(&kernel.getBody());
+    for (Operation *op : ops)
+      op->moveBefore(block, block->end());
+    builder.setInsertionPointToEnd(block);
+    builder.create<KernelYieldOp>(last->getLoc(), yielded);
+    for (auto [value, result] : llvm::zip(yielded, kernel.getResults()))
+      value.replaceUsesWithIf(result, [&](OpOperand &use) {
+        return !kernel->isProperAncestor(use.getOwner());
+      });
+  }
+};
+
+} // namespace
