@@ -3,10 +3,10 @@
 // This file lowers attn.attention: per batch entry, head and query row i,
 // the scores S[j] = score(q_h[i] . k_h[j], i, j, m) over the keys the mask
 // keeps (the score region is translated to a Halide expression), optional
-// softmax, and the weighted sum of values. With `compute = tile` (one head,
-// no softmax) it runs in blocks of queries x keys as two register-tiled
-// GEMMs per block, skipping blocks the mask removes; otherwise the Default
-// schedule computes one row of scores at a time. No n x m score matrix is
+// softmax, and the weighted sum of values. With `compute = tile` it runs in
+// blocks of queries x keys as register-tiled GEMMs per block (softmax in
+// two sweeps), skipping blocks the mask removes; with `compute = row` one
+// row of scores at a time. No n x m score matrix is
 // ever stored. The score-region translation (arith/math ops, rel_pos_bias,
 // t5_bias) is in ScoreRegion.cpp.
 //
@@ -39,38 +39,42 @@ Expr maskKeeps(attn::MaskAttr mask, const Expr &i, const Expr &j) {
   return Internal::const_true();
 }
 
-/// Whether some query in [rowLo, rowHi] keeps some key in [keyLo, keyHi]
-/// under `mask` (conservative: true whenever unsure). Written as bounds on
-/// the key block so that Halide trims the loop over key blocks.
-static Expr blockKept(attn::MaskAttr mask, const Expr &rowLo, const Expr &rowHi,
-                      const Expr &keyLo, const Expr &keyHi) {
+/// Whether some query of the query block starting at rowLo keeps some key
+/// of the key block starting at keyLo under `mask` (blocks of `block`;
+/// conservative: true whenever unsure). Written as bounds on the key block
+/// so that Halide trims the loop over key blocks. Chunk masks skip nothing:
+/// with a predicate on the chunks (by division, or key block == query
+/// block when blocks hold whole chunks) Halide 14 folds the elementwise
+/// chunk mask into a wrong condition (tests/e2e LocalBlocks failed), so
+/// attn-tile schedules chunk-masked attention row by row instead.
+static Expr blockKept(attn::MaskAttr mask, int block, const Expr &rowLo,
+                      const Expr &keyLo) {
   int size = static_cast<int>(mask.getSize());
+  Expr rowHi = rowLo + block - 1, keyHi = keyLo + block - 1;
   switch (mask.getKind()) {
-  case attn::MaskKind::none:
-    return Internal::const_true();
-  case attn::MaskKind::causal:
-    return keyLo <= rowHi;
-  case attn::MaskKind::window:
-    return keyLo <= rowHi && keyHi > rowLo - size;
-  case attn::MaskKind::band:
-    return keyLo < rowHi + size && keyHi > rowLo - size;
+  case attn::MaskKind::none: return Internal::const_true();
+  case attn::MaskKind::causal: return keyLo <= rowHi;
+  case attn::MaskKind::window: return keyLo <= rowHi && keyHi > rowLo - size;
+  case attn::MaskKind::band: return keyLo < rowHi + size && keyHi > rowLo - size;
   case attn::MaskKind::chunk:
-    return keyLo / size <= rowHi / size && keyHi / size >= rowLo / size;
   case attn::MaskKind::causal_chunk:
-    return keyLo <= rowHi && keyHi / size >= rowLo / size;
+    return Internal::const_true();
   }
   return Internal::const_true();
 }
 
-/// Blocked attention (compute = tile; one head, no softmax). With T =
-/// split_k, queries and keys are cut into blocks of T; for each query block
-/// (in parallel) and each key block the mask keeps:
-///   weights = f(Q_blk K_blk^T) masked     (register-tiled GEMM over d)
-///   acc    += weights V_blk                (register-tiled GEMM over T)
-/// so a T x T block of weights is the largest score buffer, and key blocks
-/// a mask removes entirely (the upper half of causal attention) are
-/// skipped: the loop over key blocks carries the mask as a predicate that
-/// Halide turns into loop bounds.
+/// Blocked attention (compute = tile). With T = split_k, queries and keys
+/// are cut into blocks of T; for each batch entry, query block and head (in
+/// parallel) and each key block the mask keeps:
+///   W    = f(Q_blk K_blk^T) masked          (register-tiled GEMM over dk)
+///   acc += W V_blk                          (register-tiled GEMM over T)
+/// With softmax, a first sweep over the key blocks takes each row's maximum
+/// m of the masked scores, and W = exp(score - m) (0 where masked); the
+/// second sweep also sums W per row (l) and the output is acc / l (0 for a
+/// row without kept keys). A T x T block of weights is the largest score
+/// buffer, and key blocks a mask removes entirely (the upper half of causal
+/// attention) are skipped: the loop over key blocks carries the mask as a
+/// predicate that Halide turns into loop bounds.
 static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
                                                attn::AttentionOp attention,
                                                attn::ScheduleAttr attr) {
@@ -78,79 +82,153 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   const HTensor &k = lowering.get(attention.getK());
   const HTensor &v = lowering.get(attention.getV());
   size_t rank = q.rank();
+  size_t batchRank = rank - 2;
   Expr rows = q.extents[rank - 2], keys = k.extents[rank - 2];
-  Expr depth = q.extents.back(), width = v.extents.back();
+  Expr width = v.extents.back();
+  int heads = static_cast<int>(attention.getHeads());
+  auto featuresOf = [&](mlir::Value value) {
+    return static_cast<int>(
+               mlir::cast<mlir::RankedTensorType>(value.getType())
+                   .getShape()
+                   .back()) /
+           heads;
+  };
+  int dk = featuresOf(attention.getQ()), dv = featuresOf(attention.getV());
+  bool softmax = attention.getNormalize() == attn::Normalize::softmax;
   GemmTile tile;
   tile.vector = static_cast<int>(attr.getVector());
   tile.unrollX = static_cast<int>(attr.getTileX() / attr.getVector());
   tile.tileY = static_cast<int>(attr.getTileY());
   int block = static_cast<int>(attr.getSplitK());
   Expr keyBlocks = (keys + block - 1) / block;
+  attn::MaskAttr mask = attention.getMask();
+  auto kept = [&](const Expr &rowBlock, const Expr &keyBlock) {
+    return blockKept(mask, block, rowBlock * block, keyBlock * block);
+  };
 
   // Keys transposed per batch entry, kT[..., r, j] = k[..., j, r], over
   // whole key blocks (rows past the end repeat the last key; their weights
   // are zero), so that the score tiles load contiguous, unclamped vectors.
   Func kT("keys_t");
   std::vector<Var> tVars = makeVars(rank, "t");
-  define(
-      kT, tVars,
-      k.at(withTail(Index(tVars.begin(), tVars.end() - 2),
-                    {clamp(tVars[rank - 1], 0, keys - 1), tVars[rank - 2]})));
+  define(kT, tVars,
+         k.at(withTail(Index(tVars.begin(), tVars.end() - 2),
+                       {clamp(tVars[rank - 1], 0, keys - 1), tVars[rank - 2]})));
   lowering.scheduleRoot(kT, tVars);
 
-  // Scores of one register tile: qk[..., i, j] = sum_r q[i, r] kT[r, j].
-  std::vector<Var> sVars = makeVars(rank, "s");
-  Index sBatch(sVars.begin(), sVars.end() - 2);
-  Var si = sVars[rank - 2], sj = sVars[rank - 1];
-  Func qk("attention_qk");
-  define(qk, sVars, 0.0f);
-  RDom r(0, depth, "r");
-  {
+  // One block of masked scores of head h, [batch..., h, i, j]: a register
+  // tile accumulator of q_h k_h^T (computed per tile of the block) and the
+  // score function; `masked` where the mask drops (i, j) or j is past the
+  // keys. `name` tells the two sweeps apart.
+  std::vector<Var> sVars = makeVars(rank + 1, "s"); // batch..., h, i, j
+  Index sBatch(sVars.begin(), sVars.begin() + batchRank);
+  Var sh = sVars[rank - 2], si = sVars[rank - 1], sj = sVars[rank];
+  auto scoreBlock = [&](const std::string &name, Func &qk, RDom &r,
+                        Expr &score) {
+    qk = Func(name + "_qk");
+    define(qk, sVars, 0.0f);
+    r = RDom(0, dk, name + "_r");
     std::vector<Expr> at(sVars.rbegin(), sVars.rend());
-    qk(at) = qk(at) + q.at(withTail(sBatch, {clamp(si, 0, rows - 1), r})) *
-                          callAt(kT, withTail(sBatch, {r, sj}));
-  }
-  // Weights of one block: score and mask (keys past the end weigh 0).
-  Func weights("attention_weights");
-  ScoreEnv env{callAt(qk, toIndex(sVars)), si, sj, keys};
-  Expr score;
-  if (mlir::failed(lowerScoreRegion(lowering, attention, env, score)))
-    return mlir::failure();
-  define(
-      weights, sVars,
-      select(maskKeeps(attention.getMask(), si, sj) && sj < keys, score, 0.0f));
+    qk(at) = qk(at) +
+             q.at(withTail(sBatch, {clamp(si, 0, rows - 1), sh * dk + r})) *
+                 callAt(kT, withTail(sBatch, {sh * dk + r, sj}));
+    ScoreEnv env{callAt(qk, toIndex(sVars)), si, sj, keys};
+    return lowerScoreRegion(lowering, attention, env, score);
+  };
+  Expr keep = maskKeeps(mask, si, sj) && sj < keys;
+  // Rows are addressed as (query block rb, row ii in the block).
+  std::vector<Var> bVars = makeVars(batchRank + 3, "a"); // batch..., h, rb, ii
+  Index bBatch(bVars.begin(), bVars.begin() + batchRank);
+  Var bh = bVars[batchRank], brb = bVars[batchRank + 1],
+      bii = bVars[batchRank + 2];
+  Expr blockRow = brb * block + bii;
 
-  // One output register tile of one key block: sum over its T keys.
-  std::vector<Var> pVars = makeVars(rank + 1, "p"); // batch..., kb, i, c
-  Index pBatch(pVars.begin(), pVars.end() - 3);
-  Var pkb = pVars[rank - 2], pi = pVars[rank - 1], pc = pVars[rank];
-  const int64_t *staticWidth = Internal::as_const_int(width);
-  bool wholeColumnTiles = staticWidth && *staticWidth % tile.tileX() == 0;
+  // Softmax, first sweep: the row maximum over the kept key blocks.
+  Func rowMax("attention_row_max"), maxScores("attention_max_scores"),
+      maxQk, blockMax("attention_block_max");
+  RDom maxR;
+  RDom kdMax(0, keyBlocks, "kdm");
+  std::vector<Var> mVars = makeVars(rank + 1, "x"); // batch..., h, kb, i
+  if (softmax) {
+    Expr score;
+    if (mlir::failed(scoreBlock("attention_max", maxQk, maxR, score)))
+      return mlir::failure();
+    define(maxScores, sVars, select(keep, score, -INFINITY));
+    RDom jm(0, block, "jm");
+    Index mBatch(mVars.begin(), mVars.begin() + batchRank);
+    define(blockMax, mVars,
+           maximum(callAt(maxScores,
+                          withTail(mBatch, {mVars[rank - 2], mVars[rank],
+                                            mVars[rank - 1] * block + jm}))));
+    define(rowMax, bVars, -INFINITY);
+    kdMax.where(kept(brb, kdMax));
+    std::vector<Expr> at(bVars.rbegin(), bVars.rend());
+    rowMax(at) = max(rowMax(at), callAt(blockMax, withTail(bBatch, {bh, kdMax,
+                                                                     blockRow})));
+  }
+
+  // The weights of one block: f(score) or exp(score - m), 0 where masked.
+  Func weights("attention_weights"), qk;
+  RDom qkR;
+  {
+    Expr score;
+    if (mlir::failed(scoreBlock("attention", qk, qkR, score)))
+      return mlir::failure();
+    if (softmax)
+      score = exp(score - callAt(rowMax, withTail(sBatch, {sh, si / block,
+                                                           si % block})));
+    define(weights, sVars, select(keep, score, 0.0f));
+  }
+
+  // One output register tile of one key block, [batch..., h, kb, i, c]:
+  // the sum over the block's T keys; with softmax the weights' row sums.
+  std::vector<Var> pVars = makeVars(rank + 2, "p");
+  Index pBatch(pVars.begin(), pVars.begin() + batchRank);
+  Var ph = pVars[batchRank], pkb = pVars[batchRank + 1],
+      pi = pVars[batchRank + 2], pc = pVars[batchRank + 3];
+  bool wholeColumnTiles = dv % tile.tileX() == 0;
   Func partial("attention_tile");
   define(partial, pVars, 0.0f);
   RDom jj(0, block, "jj");
   {
     std::vector<Expr> at(pVars.rbegin(), pVars.rend());
     Expr key = pkb * block + jj;
-    Expr col = wholeColumnTiles ? Expr(pc) : clamp(pc, 0, width - 1);
+    Expr col = ph * dv + pc;
+    if (!wholeColumnTiles)
+      col = clamp(col, 0, width - 1);
     partial(at) = partial(at) +
-                  callAt(weights, withTail(pBatch, {pi, key})) *
+                  callAt(weights, withTail(pBatch, {ph, pi, key})) *
                       v.at(withTail(pBatch, {clamp(key, 0, keys - 1), col}));
   }
+  Func rowSum("attention_row_sum");
+  std::vector<Var> lVars(pVars.begin(), pVars.end() - 1); // batch..., h, kb, i
+  if (softmax) {
+    RDom jl(0, block, "jl");
+    define(rowSum, lVars,
+           sum(callAt(weights, withTail(pBatch, {ph, pi, pkb * block + jl}))));
+  }
 
-  // Accumulator of one query block over the key blocks it needs.
-  std::vector<Var> aVars = makeVars(rank + 1, "a"); // batch..., rb, ii, c
-  Index aBatch(aVars.begin(), aVars.end() - 3);
-  Var arb = aVars[rank - 2], aii = aVars[rank - 1], ac = aVars[rank];
+  // Accumulators of one query block over the key blocks it needs,
+  // [batch..., h, rb, ii, c]: the weighted values, and with softmax the
+  // row sum (the same in every column).
+  std::vector<Var> aVars = bVars;
+  Var ac("ac");
+  aVars.push_back(ac);
   Func acc("attention_acc");
-  define(acc, aVars, 0.0f);
   RDom kd(0, keyBlocks, "kd");
-  kd.where(blockKept(attention.getMask(), arb * block, arb * block + block - 1,
-                     kd * block, kd * block + block - 1));
+  kd.where(kept(brb, kd));
   {
     std::vector<Expr> at(aVars.rbegin(), aVars.rend());
-    acc(at) = acc(at) +
-              callAt(partial, withTail(aBatch, {kd, arb * block + aii, ac}));
+    Expr add = callAt(partial, withTail(bBatch, {bh, kd, blockRow, ac}));
+    if (softmax) {
+      acc(at) = Tuple(0.0f, 0.0f);
+      acc(at) = Tuple(acc(at)[0] + add,
+                      acc(at)[1] + callAt(rowSum, withTail(bBatch, {bh, kd,
+                                                                    blockRow})));
+    } else {
+      acc(at) = 0.0f;
+      acc(at) = acc(at) + add;
+    }
   }
 
   HTensor out;
@@ -161,45 +239,75 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   std::vector<Var> oVars = makeVars(rank, "o");
   Index oBatch(oVars.begin(), oVars.end() - 2);
   Var orow = oVars[rank - 2], ocol = oVars[rank - 1];
-  define(out.func, oVars,
-         callAt(acc, withTail(oBatch, {orow / block, orow % block, ocol})));
+  {
+    Index accAt = withTail(oBatch, {ocol / dv, orow / block, orow % block,
+                                    ocol % dv});
+    std::vector<Expr> at(accAt.rbegin(), accAt.rend());
+    Expr value;
+    if (softmax) {
+      Expr total = acc(at)[1];
+      value = select(total > 0.0f, acc(at)[0] / total, 0.0f);
+    } else {
+      value = acc(at);
+    }
+    define(out.func, oVars, value);
+  }
   out.materialized = true;
 
-  // Schedule: query blocks of every batch entry in parallel.
-  Var qb("qb"), qr("qr");
+  // Schedule: batch entries, query blocks and heads in parallel.
+  Var qb("qb"), qr("qr"), oh("oh"), oc("oc");
   out.func.compute_root()
+      .split(ocol, oh, oc, dv, TailStrategy::GuardWithIf)
       .split(orow, qb, qr, block, TailStrategy::GuardWithIf)
-      .vectorize(ocol, tile.vector, TailStrategy::GuardWithIf);
-  std::vector<Var> outer(oBatch.size() + 1);
+      .reorder(oc, qr, oh, qb)
+      .vectorize(oc, tile.vector, TailStrategy::GuardWithIf);
+  std::vector<Var> outer(oBatch.size() + 2);
   for (size_t d = 0; d < oBatch.size(); ++d)
     outer[d] = oVars[d];
-  outer.back() = qb;
-  Var queryBlock = fuseOuter(out.func, outer, outer.size());
+  outer[oBatch.size()] = qb;
+  outer[oBatch.size() + 1] = oh;
+  Var task = fuseOuter(out.func, outer, outer.size());
   if (attr.getParallel())
-    out.func.parallel(queryBlock);
+    out.func.parallel(task);
 
-  acc.compute_at(out.func, queryBlock).vectorize(ac, tile.vector);
+  acc.compute_at(out.func, task).vectorize(ac, tile.vector);
   Var co("co"), ci("ci"), rt("rt"), ri("ri");
   {
-    std::vector<VarOrRVar> order = {ci, ri, rt, co, kd.x, arb};
-    for (size_t d = aBatch.size(); d-- > 0;)
-      order.push_back(aVars[d]);
+    std::vector<VarOrRVar> order = {ci, ri, rt, co, kd.x, brb, bh};
+    for (size_t d = batchRank; d-- > 0;)
+      order.push_back(bVars[d]);
     acc.update()
         .split(ac, co, ci, tile.tileX(), TailStrategy::RoundUp)
-        .split(aii, rt, ri, tile.tileY, TailStrategy::RoundUp)
+        .split(bii, rt, ri, tile.tileY, TailStrategy::RoundUp)
         .reorder(order)
         .vectorize(ci, tile.vector);
   }
   partial.update().reorder(pc, pi, jj.x, pkb);
   scheduleRegisterTile(partial, pc, pi, LoopLevel(acc, rt), tile);
 
-  Var jo("jo"), ji("ji"), io("io"), ii("ii");
-  weights.compute_at(acc, kd.x)
-      .tile(sj, si, jo, io, ji, ii, tile.tileX(), tile.tileY,
-            TailStrategy::RoundUp)
-      .vectorize(ji, tile.vector);
-  qk.update().reorder(sj, si, r.x);
-  scheduleRegisterTile(qk, sj, si, LoopLevel(weights, jo), tile);
+  // A block of scores or weights at `at`: register tiles of its
+  // accumulator, j vectorised.
+  auto blockTiles = [&](Func blockFunc, Func accumulator, const RDom &r,
+                        const LoopLevel &at) {
+    Var jo("jo"), ji("ji"), io("io"), ii("ii");
+    blockFunc.compute_at(at)
+        .tile(sj, si, jo, io, ji, ii, tile.tileX(), tile.tileY,
+              TailStrategy::RoundUp)
+        .vectorize(ji, tile.vector);
+    accumulator.update().reorder(sj, si, r.x);
+    scheduleRegisterTile(accumulator, sj, si, LoopLevel(blockFunc, jo), tile);
+  };
+  blockTiles(weights, qk, qkR, LoopLevel(acc, kd.x));
+  if (softmax) {
+    rowSum.compute_at(acc, kd.x);
+    rowMax.compute_at(out.func, task).vectorize(bii, tile.vector);
+    std::vector<VarOrRVar> order = {bii, kdMax.x, brb, bh};
+    for (size_t d = batchRank; d-- > 0;)
+      order.push_back(bVars[d]);
+    rowMax.update().reorder(order).vectorize(bii, tile.vector);
+    blockMax.compute_at(rowMax, kdMax.x);
+    blockTiles(maxScores, maxQk, maxR, LoopLevel(rowMax, kdMax.x));
+  }
   lowering.set(attention, out);
   return mlir::success();
 }

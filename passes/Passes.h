@@ -95,13 +95,15 @@ ScheduleAttr chooseGemmSchedule(MLIRContext *context, const TargetInfo &target,
 ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
                                    const TargetInfo &target, int64_t width,
                                    int64_t rank);
-/// The schedule of attn.attention with `width` output columns over `keys`
-/// keys (either may be dynamic): on a CPU blocks of queries x keys
-/// (compute = tile) when `blockable` (one head, no softmax), else one query
-/// row at a time (compute = row).
+/// The schedule of attn.attention with `width` output columns per head over
+/// `keys` keys (either may be dynamic): on a CPU blocks of queries x keys
+/// (compute = tile), on CUDA a tile of threads. Under a chunk mask
+/// (`chunkMask`) the CPU schedule is one query row at a time (compute =
+/// row), which visits only the row's chunk: blocked attention cannot skip
+/// other chunks' blocks (see blockKept in codegen/Attention.cpp).
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
                                      const TargetInfo &target, int64_t width,
-                                     int64_t keys, bool blockable);
+                                     int64_t keys, bool chunkMask = false);
 
 /// The schedule attn-tile gives `op`, or null for ops it leaves unscheduled
 /// (views, scalar score ops, layer ops, non-attn ops).

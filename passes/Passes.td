@@ -180,14 +180,13 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
       static K is smaller), parallel rows;
     - the same on CUDA: tile [64, 8] over gpu_threads [16, 8], operands
       staged in shared memory in K blocks of split_k;
-    - `attn.attention` with one head and no softmax (GAU, FLASH's chunks)
-      on CPU: blocks of split_k queries x split_k keys (`compute = tile`),
-      split_k = 64 for at most 512 static keys (fitted down to few keys),
-      128 otherwise; output register tile [2 vectors, 8 rows] ([2, 4] with
-      16 vector registers), parallel query blocks;
-    - other attention on CPU: scores one query row at a time
-      (`compute = row`, vectorised, parallel); tile [32, 8] over as many
-      threads on CUDA;
+    - `attn.attention` on CPU: blocks of split_k queries x split_k keys
+      (`compute = tile`), split_k = 64 for at most 512 static keys (fitted
+      down to few keys), 128 otherwise; output register tile [2 vectors,
+      8 rows] of a head's columns ([2, 4] with 16 vector registers),
+      parallel query blocks and heads; under a chunk mask, or with one
+      column per head, scores one query row at a time (`compute = row`,
+      vectorised, parallel); tile [32, 8] over as many threads on CUDA;
     - elementwise ops, norms, `attn.scale_offset`, `attn.rope`,
       `attn.linear_attn`, `attn.chunked_linear` and the chunk-form state
       ops: tile [vector * 4, 1] (narrower for narrow rows), vector = lanes,

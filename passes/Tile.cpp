@@ -255,7 +255,7 @@ ScheduleAttr mlir::attn::chooseRowwiseSchedule(MLIRContext *context,
 ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
                                                  const TargetInfo &target,
                                                  int64_t width, int64_t keys,
-                                                 bool blockable) {
+                                                 bool chunkMask) {
   ScheduleParams p;
   if (target.isGpu()) {
     p.tileX = p.gpuThreadsX = fitPowerOf2(32, width);
@@ -264,9 +264,9 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
   }
   p.vector = fitPowerOf2(target.vectorLanes, width);
   p.parallel = true;
-  if (!blockable || p.vector < 2) {
-    // Scores (and softmax statistics) one query row at a time: no n x m
-    // buffer; the row of output columns is vectorised.
+  if (p.vector < 2 || chunkMask) {
+    // One column per head, or a chunk mask: scores one query row at a time
+    // (no n x m buffer).
     p.compute = ComputeAt::row;
     return ScheduleAttr::get(context, p);
   }
@@ -338,10 +338,13 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
       })
       .Case([&](AttentionOp attention) {
         auto k = cast<RankedTensorType>(attention.getK().getType());
-        bool blockable = attention.getHeads() == 1 &&
-                         attention.getNormalize() == Normalize::none;
         return chooseAttentionSchedule(
-            context, target, width, k.getShape()[k.getRank() - 2], blockable);
+            context, target,
+            ShapedType::isDynamic(width) ? width
+                                         : width / attention.getHeads(),
+            k.getShape()[k.getRank() - 2],
+            llvm::is_contained({MaskKind::chunk, MaskKind::causal_chunk},
+                               attention.getMask().getKind()));
       })
       // The per-chunk products of the chunk form are GEMMs: [s, e] states
       // over C tokens, [C, e] outputs over s state rows.

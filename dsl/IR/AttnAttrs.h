@@ -50,7 +50,7 @@ struct ScheduleParams {
 namespace mlir::attn {
 /// Checks the rules of a schedule that depend on the op it is attached to
 /// (the dialect runs it on every op that carries one): compute = tile only
-/// on an attn.attention with one head and no softmax.
+/// on attn.attention.
 LogicalResult verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
                                   function_ref<InFlightDiagnostic()> emitError);
 } // namespace mlir::attn

@@ -343,14 +343,8 @@ mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
                                 function_ref<InFlightDiagnostic()> emitError) {
   if (!schedule || schedule.getCompute() != ComputeAt::tile)
     return success();
-  auto attention = dyn_cast<AttentionOp>(op);
-  if (!attention)
+  if (!isa<AttentionOp>(op))
     return emitError() << "schedule compute = tile is for attn.attention, not '"
                        << op->getName() << "'";
-  if (attention.getHeads() != 1 || attention.getNormalize() != Normalize::none)
-    return emitError() << "schedule compute = tile needs an attention with one "
-                          "head and no softmax (this one has "
-                       << attention.getHeads() << " heads, normalize "
-                       << stringifyNormalize(attention.getNormalize()) << ")";
   return success();
 }

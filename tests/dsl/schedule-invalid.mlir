@@ -225,14 +225,3 @@ func.func @tile_on_a_non_attention(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, compute = tile>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
-
-// -----
-
-func.func @tile_on_softmax_attention(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32xf32>) -> tensor<?x32xf32> {
-  // expected-error @+1 {{schedule compute = tile needs an attention with one head and no softmax (this one has 2 heads, normalize softmax)}}
-  %0 = attn.attention %q, %k, %v mask = #attn.mask<causal> normalize = softmax heads = 2 {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, compute = tile>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
-  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
-    attn.yield %qk : f32
-  }
-  return %0 : tensor<?x32xf32>
-}

@@ -42,10 +42,11 @@ func.func @matmul(%a: tensor<?x?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x?x3
 
 // -----
 
-// Attention: scores one query row at a time on a CPU; 32 x 8 threads on CUDA.
+// Softmax attention: blocks of queries x keys on a CPU (the softmax in two
+// sweeps over the key blocks); 32 x 8 threads on CUDA.
 // CHECK-LABEL: func.func @attention
-// AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<vector = 16, parallel = true, compute = row>}
-// AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<vector = 8, parallel = true, compute = row>}
+// AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 128, parallel = true, compute = tile>}
+// AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 128, parallel = true, compute = tile>}
 // CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = root>}
 // CHECK-NOT: attn.schedule
 // CHECK: attn.yield
@@ -81,6 +82,21 @@ func.func @blocked_attention(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>, %cq: te
     attn.yield %qk : f32
   }
   return %0, %1 : tensor<?x32xf32>, tensor<?x256x32xf32>
+}
+
+// -----
+
+// A chunk mask keeps attention row by row on a CPU (only the row's chunk is
+// visited).
+// CHECK-LABEL: func.func @chunk_mask
+// AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<vector = 16, parallel = true, compute = row>}
+// AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<vector = 8, parallel = true, compute = row>}
+func.func @chunk_mask(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<chunk 64> normalize = softmax heads = 2 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0 : tensor<?x32xf32>
 }
 
 // -----

@@ -338,24 +338,23 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
   EXPECT_EQ(print(chooseRowwiseSchedule(&context, cuda, 16, 3)),
             "#attn.schedule<tile = [16, 4], gpu_threads = [16, 4], compute = "
             "root>");
-  // Softmax or several heads: one query row at a time.
-  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 128, kDyn, false)),
-            "#attn.schedule<vector = 16, parallel = true, compute = row>");
-  // One head, no softmax: blocks of queries x keys, 64 keys inside chunks,
-  // 128 over a whole sequence, fitted to a few static keys.
-  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, 256, true)),
+  // Blocks of queries x keys: 64 keys inside chunks, 128 over a whole
+  // sequence, fitted to a few static keys; one column per head: row-wise.
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, generic, 1, kDyn)),
+            "#attn.schedule<parallel = true, compute = row>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, 256)),
             "#attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], "
             "split_k = 64, parallel = true, compute = tile>");
-  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, kDyn, true)),
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, kDyn)),
             "#attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], "
             "split_k = 128, parallel = true, compute = tile>");
-  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, 5, true)),
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, 5)),
             "#attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], "
             "split_k = 32, parallel = true, compute = tile>");
-  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx2, 1024, kDyn, true)),
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx2, 1024, kDyn)),
             "#attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], "
             "split_k = 128, parallel = true, compute = tile>");
-  EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128, kDyn, true)),
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128, kDyn)),
             "#attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = "
             "root>");
 }
@@ -375,12 +374,10 @@ TEST_F(ScheduleTest, EveryChosenScheduleIsLegalOnItsTarget) {
             reason(chooseRowwiseSchedule(&context, target, a, 2).getParams(),
                    target),
             "legal");
-        for (bool blockable : {false, true})
-          EXPECT_EQ(
-              reason(chooseAttentionSchedule(&context, target, b, a, blockable)
-                         .getParams(),
-                     target),
-              "legal");
+        EXPECT_EQ(
+            reason(chooseAttentionSchedule(&context, target, b, a).getParams(),
+                   target),
+            "legal");
       }
     }
   }
