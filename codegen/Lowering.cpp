@@ -230,6 +230,10 @@ mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
 
 mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
   currentOp = op;
+  if (mlir::attn::ScheduleAttr attr = schedule(); attr && attr.getShared())
+    return op->emitError()
+           << "schedule shared = true (operands staged in GPU shared memory) "
+              "is not implemented by code generation yet";
   bool handled = false;
   using Family = mlir::LogicalResult (*)(Lowering &, mlir::Operation *, bool &);
   for (Family family : {lowerElementwise, lowerShapeOps, lowerNorms, lowerMatmul,
