@@ -75,13 +75,21 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
            gemm.lhs(Index(panelVars.begin(), panelVars.end() - 2),
                     clamp(panelVars[rank - 2], 0, gemm.rows - 1),
                     panelVars[rank - 1]));
+  // The packed right operand, packed(ci, k, co) (Halide order; see packRhs).
+  Func packed(out.func.name() + "_rhs");
+  Var pci("pci"), pk("pk"), pco("pco");
+  if (gemm.packRhs)
+    packed(pci, pk, pco) =
+        gemm.rhs(Index(), pk, clamp(pco * tileX + pci, 0, gemm.cols - 1));
   {
     std::vector<Expr> lhsIndex(vars.rbegin(), vars.rend());
     Expr lhs = gemm.stageLhs ? callAt(panel, withTail(batch, {row, r}))
                              : gemm.lhs(batch, safeRow, r);
     if (gemm.scale != 1.0f)
       lhs = lhs * gemm.scale;
-    Expr update = acc(lhsIndex) + lhs * gemm.rhs(batch, r, safeCol);
+    Expr rhs = gemm.packRhs ? packed(col % tileX, r, col / tileX)
+                            : gemm.rhs(batch, r, safeCol);
+    Expr update = acc(lhsIndex) + lhs * rhs;
     std::vector<Var> reversed(vars.rbegin(), vars.rend());
     acc(reversed) = update;
   }
@@ -113,6 +121,8 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   // exact. Serial when the schedule says so.
   if (parallel)
     out.func.parallel(blockLoop);
+  if (gemm.packRhs)
+    packed.compute_root().vectorize(pci, tile.vector).parallel(pco);
   if (gemm.stageLhs)
     panel.compute_at(out.func, blockLoop)
         .vectorize(panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);

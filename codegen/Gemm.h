@@ -59,6 +59,11 @@ struct GemmOperands {
   /// block's loop, before the register tiles read it (a fused prologue:
   /// each element is computed once instead of once per column tile).
   bool stageLhs = false;
+  /// The right operand is the same for every batch entry (a weight): pack
+  /// it once per run into column panels of one tile's width,
+  /// [cols / tile x][depth][tile x], so that a panel is contiguous (rows of
+  /// a power-of-two stride would map it to a few cache sets).
+  bool packRhs = false;
   /// Initial value (e.g. a bias); zero when unset.
   std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
                              const Halide::Expr &col)>

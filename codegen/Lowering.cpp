@@ -112,8 +112,10 @@ LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
                                        const std::vector<Var> &vars,
                                        bool fuseRows) {
   mlir::attn::ScheduleAttr attr = schedule();
-  if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined)
+  if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined) {
+    tensor.inlined = true;
     return LoopLevel::inlined(); // computed inside its kernel's anchor
+  }
   tensor.materialized = true;
   if (!attr || vars.empty())
     return scheduleRoot(tensor.func, vars, /*vectorize=*/true, fuseRows);
@@ -210,7 +212,9 @@ mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
       !producer->getResult(0).hasOneUse())
     return nullptr;
   mlir::Operation *user = *producer->getResult(0).getUsers().begin();
-  if (!scheduledInline(user, options.schedule))
+  // Only a member of the product's own kernel (attn-fuse's epilogues).
+  if (user->getBlock() != producer->getBlock() ||
+      !scheduledInline(user, options.schedule))
     return nullptr;
   if (applyActivation(user, Expr(0.0f)).defined())
     return user;
@@ -268,6 +272,10 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
                                type, dims);
     ImageParam param(Float(32), type.getRank(),
                      argumentName("in", index, info.name));
+    // Buffers start at 0 (the JIT and the AOT wrapper make them so): index
+    // arithmetic then keeps its alignment (tiles, packed panels).
+    for (int d = 0; d < type.getRank(); ++d)
+      param.dim(d).set_min(0);
     HTensor tensor;
     tensor.func = param;
     for (int64_t i = 0; i < type.getRank(); ++i)
@@ -293,6 +301,8 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
       if (it == weightByName.end()) {
         ImageParam param(Float(32), type.getRank(),
                          argumentName("w", weightParams.size(), name));
+        for (int d = 0; d < type.getRank(); ++d)
+          param.dim(d).set_min(0);
         HTensor tensor;
         tensor.func = param;
         for (int64_t size : type.getShape())
@@ -314,10 +324,13 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         outputs.push_back(describe(
             name ? name.str() : "out" + std::to_string(index), type, dims));
         Func out(argumentName("out", index, outputs.back().name));
+        currentOp = nullptr; // the copy has the default schedule
         std::vector<Var> vars = makeVars(result.rank(), "o");
         define(out, vars, result.at(toIndex(vars)));
         HTensor wrapped{out, result.extents};
         scheduleElementwise(wrapped, vars);
+        for (int d = 0; d < out.dimensions(); ++d)
+          out.output_buffer().dim(d).set_min(0);
         outputFuncs.push_back(out);
       }
       continue;

@@ -299,9 +299,14 @@ static bool isInlinedMember(Operation *op) {
   bool leaves = llvm::any_of(op->getUsers(), [](Operation *user) {
     return isa<KernelYieldOp>(user);
   });
-  Operation *producer = op->getOperand(0).getDefiningOp();
-  bool epilogue = (isActivation(op) || isa<AddOp>(op)) && producer &&
-                  isProduct(producer) && producer->getParentOp() == kernel;
+  // An activation or residual add applied in a product's output stage.
+  bool epilogue = false;
+  if (isActivation(op) || isa<AddOp>(op))
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp();
+          producer && isProduct(producer) &&
+          producer->getParentOp() == kernel && operand.hasOneUse())
+        epilogue = true;
   return !leaves || epilogue;
 }
 

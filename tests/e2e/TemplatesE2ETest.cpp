@@ -154,5 +154,36 @@ INSTANTIATE_TEST_SUITE_P(
                                          ScheduleKind::Naive)),
     exampleName);
 
+//===--- fusion -----------------------------------------------------------===//
+
+// Products next to attn-fuse's kernels: a product whose add lives in the
+// next kernel (a prologue of the second product), and a sum of two products
+// where only the later one takes the add as its epilogue.
+TEST(FusionTest, ProductsAroundKernelsMatchTheFp64Reference) {
+  const char *source = R"(
+model fused_products {
+  dim n : seq
+  input x : f32[n, 32]
+  input u : f32[n, 32]
+  param w1 : f32[32, 32]
+  param w2 : f32[32, 48]
+  param w3 : f32[32, 48]
+  output y = (x @ w1 + u * x) @ w2 + x @ w3
+}
+)";
+  for (ScheduleKind schedule : {ScheduleKind::Default, ScheduleKind::Naive}) {
+    auto model = compileAttn(source, schedule);
+    ASSERT_TRUE(model->jit) << model->diagnostics;
+    codegen::TensorMap weights =
+        codegen::randomWeights(model->jit->pipeline().weights(), 4);
+    for (int64_t n : {1, 7, 100}) {
+      codegen::TensorMap inputs = randomInputs(*model->jit, {{"n", n}}, 8);
+      codegen::TensorMap got = runJit(*model, inputs, weights);
+      double error = relativeError(got, runReference(*model, inputs, weights));
+      EXPECT_LE(error, 1e-5) << "n = " << n;
+    }
+  }
+}
+
 } // namespace
 } // namespace attnc::e2e
