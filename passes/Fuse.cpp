@@ -69,6 +69,10 @@ Operation *fusionPartner(Operation *op) {
       return nullptr;
     if (isElementwise(user) && user->getResult(0).getType() == result.getType())
       return user;
+    // RoPE reads each element and its rotation partner: recomputing the
+    // elementwise op twice is cheaper than storing it.
+    if (isa<RopeOp>(user))
+      return user;
     if (isProduct(user) && user->getOperand(0) == result &&
         !llvm::is_contained(user->getOperands().drop_front(), result))
       return user;

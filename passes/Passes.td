@@ -123,8 +123,10 @@ def FusePass : Pass<"attn-fuse", "::mlir::func::FuncOp"> {
     - residual: an `attn.add` of a product used only by it and of a value of
       the same type joins the product's kernel (its output stage adds it);
     - prologue: an elementwise op whose result is used only by an
-      elementwise op of the same type, or only as the left operand of a
-      product, joins its user's kernel (gating before the output dense).
+      elementwise op of the same type, only as the left operand of a
+      product, or only by `attn.rope`, joins its user's kernel (gating
+      before the output dense; FLASH's per-dim scale and offset of q and k
+      before RoPE).
 
     Quadratic attention is one op already (QK^T, score, mask and .V are
     fused by its schedule, see `attn-tile`), so it forms no kernel here.

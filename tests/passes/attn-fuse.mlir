@@ -91,3 +91,17 @@ func.func @late_residual(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %b: tensor
   %r = attn.add %d, %e : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   return %r : tensor<?x64xf32>
 }
+
+// -----
+
+// Prologue into RoPE: the per-dim scale and offset runs inside the rotation.
+// CHECK-LABEL: func.func @scale_offset_rope
+// CHECK:      attn.kernel -> tensor<?x64xf32> {
+// CHECK-NEXT:   attn.scale_offset
+// CHECK-NEXT:   attn.rope
+// CHECK-NEXT:   attn.kernel_yield
+func.func @scale_offset_rope(%z: tensor<?x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+  %q = attn.scale_offset %z, %g, %b : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>
+  %r = attn.rope %q mode = half rotary_dims = 64 base = 1.000000e+04 : tensor<?x64xf32>
+  return %r : tensor<?x64xf32>
+}
