@@ -96,9 +96,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   int dk = featuresOf(attention.getQ()), dv = featuresOf(attention.getV());
   bool softmax = attention.getNormalize() == attn::Normalize::softmax;
   GemmTile tile;
-  tile.vector = static_cast<int>(attr.getVector());
-  tile.unrollX = static_cast<int>(attr.getTileX() / attr.getVector());
-  tile.tileY = static_cast<int>(attr.getTileY());
+  tile.set(attr);
   int block = static_cast<int>(attr.getSplitK());
   Expr keyBlocks = (keys + block - 1) / block;
   attn::MaskAttr mask = attention.getMask();

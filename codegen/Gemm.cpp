@@ -15,10 +15,26 @@ namespace attnc::codegen {
 
 using namespace Halide;
 
+void GemmTile::set(mlir::attn::ScheduleAttr attr) {
+  vector = static_cast<int>(attr.getVector());
+  unrollX = static_cast<int>(attr.getTileX() / attr.getVector());
+  tileY = static_cast<int>(attr.getTileY());
+  unrollVectors = static_cast<int>(attr.getUnrollX());
+  unrollRows = static_cast<int>(attr.getUnrollY());
+}
+
 void scheduleRegisterTile(Func acc, const Var &col, const Var &row,
                           const LoopLevel &at, const GemmTile &tile) {
-  acc.compute_at(at).vectorize(col, tile.vector).unroll(col).unroll(row);
-  acc.update().vectorize(col, tile.vector).unroll(col).unroll(row);
+  int vectors = tile.unrollVectors > 0 ? tile.unrollVectors : tile.unrollX;
+  int rows = tile.unrollRows > 0 ? tile.unrollRows : tile.tileY;
+  acc.compute_at(at)
+      .vectorize(col, tile.vector)
+      .unroll(col, vectors)
+      .unroll(row, rows);
+  acc.update()
+      .vectorize(col, tile.vector)
+      .unroll(col, vectors)
+      .unroll(row, rows);
   acc.bound_extent(col, tile.tileX()).bound_extent(row, tile.tileY);
 }
 
@@ -48,9 +64,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   if (mlir::attn::ScheduleAttr attr = lowering.schedule();
       attr && attr.isTiled() && attr.getVector() > 1 &&
       attr.getTileX() % attr.getVector() == 0) {
-    tile.vector = int(attr.getVector());
-    tile.unrollX = int(attr.getTileX() / attr.getVector());
-    tile.tileY = int(attr.getTileY());
+    tile.set(attr);
     parallel = attr.getParallel();
     splitK = int(attr.getSplitK());
   }
@@ -64,8 +78,12 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   Expr safeCol = wholeColumnTiles ? Expr(col) : clamp(col, 0, gemm.cols - 1);
   Func acc(out.func.name() + "_acc");
   std::vector<Var> accVars = vars;
+  // A scale multiplies the finished sum (once per element, not per term),
+  // so the initial value is added after it.
+  bool scaled = gemm.scale != 1.0f;
   define(acc, accVars,
-         gemm.init ? gemm.init(batch, safeRow, safeCol) : Expr(0.0f));
+         gemm.init && !scaled ? gemm.init(batch, safeRow, safeCol)
+                              : Expr(0.0f));
   RDom r(0, gemm.depth, "k");
   // The staged left operand, panel[batch..., row, k] (see stageLhs).
   Func panel(out.func.name() + "_lhs");
@@ -85,8 +103,6 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
     std::vector<Expr> lhsIndex(vars.rbegin(), vars.rend());
     Expr lhs = gemm.stageLhs ? callAt(panel, withTail(batch, {row, r}))
                              : gemm.lhs(batch, safeRow, r);
-    if (gemm.scale != 1.0f)
-      lhs = lhs * gemm.scale;
     Expr rhs = gemm.packRhs ? packed(col % tileX, r, col / tileX)
                             : gemm.rhs(batch, r, safeCol);
     Expr update = acc(lhsIndex) + lhs * rhs;
@@ -94,6 +110,11 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
     acc(reversed) = update;
   }
   Expr finished = acc(std::vector<Expr>(vars.rbegin(), vars.rend()));
+  if (scaled) {
+    finished = finished * gemm.scale;
+    if (gemm.init)
+      finished = finished + gemm.init(batch, safeRow, safeCol);
+  }
   define(out.func, vars,
          gemm.epilogue ? gemm.epilogue(batch, safeRow, safeCol, finished)
                        : finished);

@@ -24,7 +24,12 @@ struct GemmTile {
   int unrollX = 4;
   int tileY = 6;
   int rowBlock = 16;
+  /// Unrolled vectors and rows of the tile (the schedule's `unroll`); 0 =
+  /// all of them. What is not unrolled stays a loop over the tile.
+  int unrollVectors = 0, unrollRows = 0;
   int tileX() const { return vector * unrollX; }
+  /// Reads `unroll` and the tile from an attn.schedule.
+  void set(mlir::attn::ScheduleAttr attr);
 };
 
 /// Schedules `acc`, the accumulator of one register tile (a pure
@@ -48,7 +53,7 @@ struct GemmOperands {
   /// Parallelise over batch entries and row blocks together (products
   /// per chunk, whose consumers ask for exact regions).
   bool parallelOverBatch = false;
-  /// Factor applied to every product term (folded into the left operand).
+  /// Factor applied to the sum of the product terms (before init is added).
   float scale = 1.0f;
   /// Applied to each finished element x at (batch, row, col) (a fused
   /// activation or residual add); identity when unset.
