@@ -192,6 +192,12 @@ func.func @over_budget(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // AVX512: attn.mul {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
 // AVX512: attn.dense {{.*}}tile = [64, 6]
 // AVX512: attn.add {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// A member whose result leaves the kernel without being a product's
+// epilogue is stored (compute = root), so consumers outside do not
+// recompute it.
+// AVX512: attn.exp {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// AVX512: attn.neg {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.mul {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
 // Outside kernels nothing is inlined.
 // AVX512: attn.sub {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
 // CUDA: attn.silu {{.*}}gpu_threads
@@ -211,6 +217,12 @@ func.func @fused(%x: tensor<?x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf3
     %r = attn.add %o, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
     attn.kernel_yield %r : tensor<?x64xf32>
   }
-  %z = attn.sub %y, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %e:2 = attn.kernel -> tensor<?x64xf32>, tensor<?x64xf32> {
+    %a = attn.exp %y : tensor<?x64xf32>
+    %n = attn.neg %a : tensor<?x64xf32>
+    %m = attn.mul %n, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    attn.kernel_yield %n, %m : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+  %z = attn.sub %e#0, %e#1 : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   return %z : tensor<?x64xf32>
 }
