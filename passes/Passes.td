@@ -164,9 +164,10 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
     that already carry a schedule keep it; it is checked against the
     target's budgets (`verifyScheduleFor`) and an illegal one is reported
     at the op's location. Pure views (`attn.split`, `attn.row`,
-    `attn.transpose`, `attn.weight`, `attn.constant`, `attn.chunk`,
-    `attn.unchunk`), scalar ops inside score regions and layer ops stay
-    unscheduled. Inside an `attn.kernel` (see `attn-fuse`), on a CPU the
+    `attn.transpose`, `attn.weight`, `attn.constant`, `attn.unchunk`),
+    scalar ops inside score regions and layer ops stay unscheduled;
+    `attn.chunk` is stored (its consumers read it many times, and reading
+    the zero-padded view through them measured slower). Inside an `attn.kernel` (see `attn-fuse`), on a CPU the
     kernel's anchor gets its schedule and every other elementwise member
     `compute = inline` (run inside the anchor's loops); on CUDA every member
     gets its own schedule for now. Nothing outside a kernel is inlined.
