@@ -60,6 +60,15 @@ Operation *fusionPartner(Operation *op) {
         return product;
     }
   }
+  // Prologue: a norm only read as a product's left operand runs in the
+  // product's staging of that operand.
+  if (isNorm(op)) {
+    Operation *user = onlyUser(op->getResult(0));
+    if (user && isProduct(user) && user->getOperand(0) == op->getResult(0) &&
+        !llvm::is_contained(user->getOperands().drop_front(), op->getResult(0)))
+      return user;
+    return nullptr;
+  }
   // Prologue: elementwise into an elementwise user of the same type, or
   // into the left operand of a product.
   if (isElementwise(op) && op->getNumResults() == 1) {

@@ -126,7 +126,9 @@ def FusePass : Pass<"attn-fuse", "::mlir::func::FuncOp"> {
       elementwise op of the same type, only as the left operand of a
       product, or only by `attn.rope`, joins its user's kernel (gating
       before the output dense; FLASH's per-dim scale and offset of q and k
-      before RoPE).
+      before RoPE); so does a norm used only as a product's left operand
+      (the input layer norm: its row statistics are stored, the normalised
+      rows computed one block at a time where the product stages them).
 
     Quadratic attention is one op already (QK^T, score, mask and .V are
     fused by its schedule, see `attn-tile`), so it forms no kernel here.

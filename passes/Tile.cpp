@@ -294,7 +294,8 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
 /// recompute it).
 static bool isInlinedMember(Operation *op) {
   auto kernel = dyn_cast_or_null<KernelOp>(op->getParentOp());
-  if (!kernel || !isElementwise(op) || op == kernel.getAnchor())
+  if (!kernel || !(isElementwise(op) || isNorm(op)) ||
+      op == kernel.getAnchor())
     return false;
   bool leaves = llvm::any_of(op->getUsers(), [](Operation *user) {
     return isa<KernelYieldOp>(user);

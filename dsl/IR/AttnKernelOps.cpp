@@ -26,20 +26,26 @@ bool mlir::attn::isActivation(Operation *op) {
 
 bool mlir::attn::isProduct(Operation *op) { return isa<DenseOp, MatmulOp>(op); }
 
+bool mlir::attn::isNorm(Operation *op) {
+  return isa<LayerNormOp, RmsNormOp, ScaleNormOp>(op);
+}
+
 KernelYieldOp KernelOp::getYield() {
   return cast<KernelYieldOp>(getBody().front().getTerminator());
 }
 
 Operation *KernelOp::getAnchor() {
-  Operation *last = nullptr;
+  Operation *first = nullptr, *last = nullptr;
   for (Operation &op : getBody().front().without_terminator()) {
+    if (isProduct(&op))
+      return &op;
     if (isa<SplitOp>(op))
       continue;
-    if (!isElementwise(&op))
-      return &op;
+    if (!first && !isElementwise(&op))
+      first = &op;
     last = &op;
   }
-  return last;
+  return first ? first : last;
 }
 
 LogicalResult KernelOp::verify() {

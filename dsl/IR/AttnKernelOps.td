@@ -23,8 +23,10 @@ def Attn_KernelOp : Attn_Op<"kernel", [RecursiveMemoryEffects]> {
     product's output stage (epilogue), an elementwise op before its consumer
     inside the consumer's loads (prologue; before a product, one block of
     rows of the product's left operand at a time), `attn.split` as a view of
-    the anchor. The anchor is the first member that is neither elementwise
-    nor a split (a product, `attn.rope`), else the last member. No member's result exists in memory as a whole tensor except
+    the anchor. The anchor is the product if there is one, else the first
+    member that is neither elementwise nor a split (`attn.rope`), else the
+    last member. A norm before a product runs in the product's left-operand
+    staging (its row statistics are stored, its elementwise stage is not). No member's result exists in memory as a whole tensor except
     the results the region yields, which are the kernel's results.
 
     The region is not isolated: members read values defined above (inputs,

@@ -36,6 +36,9 @@ bool isElementwise(Operation *op);
 bool isActivation(Operation *op);
 /// Whether `op` is a product (attn.dense, attn.matmul).
 bool isProduct(Operation *op);
+/// Whether `op` normalises rows (layer_norm, rms_norm, scale_norm): row
+/// statistics, then an elementwise stage.
+bool isNorm(Operation *op);
 } // namespace mlir::attn
 
 #endif // ATTNC_DSL_IR_ATTNOPS_H

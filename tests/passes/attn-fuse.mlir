@@ -105,3 +105,19 @@ func.func @scale_offset_rope(%z: tensor<?x64xf32>, %g: tensor<64xf32>, %b: tenso
   %r = attn.rope %q mode = half rotary_dims = 64 base = 1.000000e+04 : tensor<?x64xf32>
   return %r : tensor<?x64xf32>
 }
+
+// -----
+
+// A norm read only as a product's left operand joins the product's kernel
+// (its rows are normalised where the product stages them); the product
+// anchors the kernel.
+// CHECK-LABEL: func.func @norm_dense
+// CHECK:      attn.kernel -> tensor<?x32xf32> {
+// CHECK-NEXT:   attn.layer_norm
+// CHECK-NEXT:   attn.dense
+// CHECK-NEXT:   attn.kernel_yield
+func.func @norm_dense(%x: tensor<?x64xf32>, %g: tensor<64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<?x32xf32> {
+  %n = attn.layer_norm %x weight %g eps = 1.000000e-05 : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  %d = attn.dense %n, %w, %b : tensor<?x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<?x32xf32>
+  return %d : tensor<?x32xf32>
+}

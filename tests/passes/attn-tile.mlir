@@ -198,6 +198,9 @@ func.func @over_budget(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // AVX512: attn.exp {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
 // AVX512: attn.neg {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
 // AVX512: attn.mul {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// A norm before a product is inlined into its staging; the product anchors.
+// AVX512: attn.layer_norm {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// AVX512: attn.dense {{.*}}tile = [64, 6]
 // Outside kernels nothing is inlined.
 // AVX512: attn.sub {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
 // CUDA: attn.silu {{.*}}gpu_threads
@@ -223,6 +226,12 @@ func.func @fused(%x: tensor<?x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf3
     %m = attn.mul %n, %x : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
     attn.kernel_yield %n, %m : tensor<?x64xf32>, tensor<?x64xf32>
   }
-  %z = attn.sub %e#0, %e#1 : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %l = attn.kernel -> tensor<?x64xf32> {
+    %n = attn.layer_norm %x weight %b2 eps = 1.000000e-05 : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    %d = attn.dense %n, %w2, %b2 : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+    attn.kernel_yield %d : tensor<?x64xf32>
+  }
+  %s = attn.sub %e#0, %e#1 : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  %z = attn.sub %s, %l : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   return %z : tensor<?x64xf32>
 }
