@@ -212,24 +212,11 @@ mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
       !producer->getResult(0).hasOneUse())
     return nullptr;
   mlir::Operation *user = *producer->getResult(0).getUsers().begin();
-  // Only a member of the product's own kernel (attn-fuse's epilogues).
-  if (user->getBlock() != producer->getBlock() ||
-      !scheduledInline(user, options.schedule))
-    return nullptr;
-  if (applyActivation(user, Expr(0.0f)).defined())
-    return user;
-  // A residual add whose other operand is ready when the product runs.
-  if (auto add = mlir::dyn_cast<mlir::attn::AddOp>(user);
-      add && add.getA().getType() == add.getType() &&
-      add.getB().getType() == add.getType()) {
-    mlir::Value other = add.getA() == producer->getResult(0) ? add.getB()
-                                                             : add.getA();
-    mlir::Operation *residual = other.getDefiningOp();
-    if (!residual || residual->getBlock() != producer->getBlock() ||
-        residual->isBeforeInBlock(producer))
-      return user;
-  }
-  return nullptr;
+  // A member of the product's own kernel that attn-tile inlined.
+  return scheduledInline(user, options.schedule) &&
+                 mlir::attn::getEpilogueProduct(user) == producer
+             ? user
+             : nullptr;
 }
 
 mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {

@@ -29,37 +29,18 @@ Operation *onlyUser(Value value) {
   return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
 }
 
-/// Whether `op`'s only result is a product used by `user` alone.
-bool isProductOnlyFor(Operation *op, Operation *user) {
-  return op && isProduct(op) && onlyUser(op->getResult(0)) == user;
-}
-
 /// The member `op` joins the kernel of, by the rules of the pass, or null.
 Operation *fusionPartner(Operation *op) {
   if (op->getNumOperands() == 0)
     return nullptr;
+  // Epilogue: an activation or residual add after a product; a split of
+  // such an activation.
+  if (Operation *product = getEpilogueProduct(op))
+    return product;
   Operation *producer = op->getOperand(0).getDefiningOp();
-  // Epilogue: activation after a product; split of such an activation.
-  if (isActivation(op) && isProductOnlyFor(producer, op))
+  if (isa<SplitOp>(op) && producer && onlyUser(producer->getResult(0)) == op &&
+      isActivation(producer) && getEpilogueProduct(producer))
     return producer;
-  if (isa<SplitOp>(op) && producer && isActivation(producer) &&
-      onlyUser(producer->getResult(0)) == op &&
-      isProductOnlyFor(producer->getOperand(0).getDefiningOp(), producer))
-    return producer;
-  // Residual: product + value of the same type computed before the product
-  // (its output stage reads it).
-  if (auto add = dyn_cast<AddOp>(op)) {
-    for (auto [operand, other] : {std::pair(add.getA(), add.getB()),
-                                  std::pair(add.getB(), add.getA())}) {
-      Operation *product = operand.getDefiningOp();
-      Operation *residual = other.getDefiningOp();
-      if (isProductOnlyFor(product, op) &&
-          operand.getType() == add.getType() &&
-          other.getType() == add.getType() &&
-          (!residual || residual->isBeforeInBlock(product)))
-        return product;
-    }
-  }
   // Prologue: a norm only read as a product's left operand runs in the
   // product's staging of that operand.
   if (isNorm(op)) {

@@ -301,14 +301,7 @@ static bool isInlinedMember(Operation *op) {
     return isa<KernelYieldOp>(user);
   });
   // An activation or residual add applied in a product's output stage.
-  bool epilogue = false;
-  if (isActivation(op) || isa<AddOp>(op))
-    for (Value operand : op->getOperands())
-      if (Operation *producer = operand.getDefiningOp();
-          producer && isProduct(producer) &&
-          producer->getParentOp() == kernel && operand.hasOneUse())
-        epilogue = true;
-  return !leaves || epilogue;
+  return !leaves || getEpilogueProduct(op);
 }
 
 ScheduleAttr mlir::attn::chooseSchedule(Operation *op,

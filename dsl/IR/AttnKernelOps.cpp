@@ -26,6 +26,31 @@ bool mlir::attn::isActivation(Operation *op) {
 
 bool mlir::attn::isProduct(Operation *op) { return isa<DenseOp, MatmulOp>(op); }
 
+Operation *mlir::attn::getEpilogueProduct(Operation *op) {
+  auto productFor = [&](Value value) -> Operation * {
+    Operation *product = value.getDefiningOp();
+    return product && isProduct(product) &&
+                   product->getBlock() == op->getBlock() && value.hasOneUse()
+               ? product
+               : nullptr;
+  };
+  if (isActivation(op))
+    return productFor(op->getOperand(0));
+  auto add = dyn_cast<AddOp>(op);
+  if (!add || add.getA().getType() != add.getType() ||
+      add.getB().getType() != add.getType())
+    return nullptr;
+  for (auto [operand, other] : {std::pair(add.getA(), add.getB()),
+                                std::pair(add.getB(), add.getA())}) {
+    Operation *product = productFor(operand);
+    Operation *residual = other.getDefiningOp();
+    if (product && (!residual || residual->getBlock() != product->getBlock() ||
+                    residual->isBeforeInBlock(product)))
+      return product;
+  }
+  return nullptr;
+}
+
 bool mlir::attn::isNorm(Operation *op) {
   return isa<LayerNormOp, RmsNormOp, ScaleNormOp>(op);
 }

@@ -36,6 +36,13 @@ bool isElementwise(Operation *op);
 bool isActivation(Operation *op);
 /// Whether `op` is a product (attn.dense, attn.matmul).
 bool isProduct(Operation *op);
+/// The product whose output stage applies `op`, or null: `op` is an
+/// activation of a product used only by it, or an add of such a product and
+/// a value of the same type that is ready when the product runs (defined
+/// outside the product's block or before it). The product is in `op`'s
+/// block. attn-fuse groups by it, attn-tile inlines by it, codegen fuses by
+/// it.
+Operation *getEpilogueProduct(Operation *op);
 /// Whether `op` normalises rows (layer_norm, rms_norm, scale_norm): row
 /// statistics, then an elementwise stage.
 bool isNorm(Operation *op);
