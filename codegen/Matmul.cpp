@@ -32,18 +32,10 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
   gemm.cols = b.extents.back();
   gemm.depth = a.extents.back();
   gemm.lhs = [&a](const Index &batch, const Expr &row, const Expr &k) {
-    Index index = batch;
-    index.push_back(row);
-    index.push_back(k);
-    return a.at(index);
+    return a.at(withTail(batch, {row, k}));
   };
   gemm.rhs = [&b](const Index &batch, const Expr &k, const Expr &col) {
-    if (b.rank() == 2)
-      return b.at({k, col});
-    Index index = batch;
-    index.push_back(k);
-    index.push_back(col);
-    return b.at(index);
+    return b.at(b.rank() == 2 ? Index{k, col} : withTail(batch, {k, col}));
   };
   if (biasValue) {
     const HTensor &bias = lowering.get(biasValue);
