@@ -21,6 +21,25 @@ struct Shape {
   int64_t batch, n;
 };
 
+/// Runs `model` at each shape (b is ignored by models without a batch dim)
+/// with seeded random weights and inputs, and expects its outputs within
+/// `tolerance` (max |y - ref| / max |ref|) of the fp64 reference.
+void expectMatchesReference(CompiledModel &model, const std::vector<Shape> &shapes,
+                            uint64_t weightSeed, uint64_t inputSeed,
+                            double tolerance, const std::string &what) {
+  ASSERT_TRUE(model.jit) << model.diagnostics;
+  codegen::TensorMap weights =
+      codegen::randomWeights(model.jit->pipeline().weights(), weightSeed);
+  for (const Shape &shape : shapes) {
+    codegen::TensorMap inputs = randomInputs(
+        *model.jit, {{"n", shape.n}, {"b", shape.batch}}, inputSeed);
+    codegen::TensorMap got = runJit(model, inputs, weights);
+    double error = relativeError(got, runReference(model, inputs, weights));
+    EXPECT_LE(error, tolerance)
+        << what << " at b = " << shape.batch << ", n = " << shape.n;
+  }
+}
+
 /// A small model with input x : f32[b, n, 64] and output y = <body>.
 std::string templateModel(const std::string &body) {
   return "model t {\n  dim d = 64\n  dim n : seq\n  dim b : batch\n"
@@ -63,7 +82,7 @@ const std::vector<Case> &templateCases() {
   return cases;
 }
 
-const Shape kShapes[] = {{1, 1}, {1, 5}, {2, 16}, {3, 37}};
+const std::vector<Shape> kShapes = {{1, 1}, {1, 5}, {2, 16}, {3, 37}};
 
 class TemplateTest : public ::testing::TestWithParam<std::tuple<size_t, ScheduleKind>> {};
 
@@ -71,17 +90,7 @@ TEST_P(TemplateTest, MatchesTheFp64Reference) {
   auto [index, schedule] = GetParam();
   const Case &c = templateCases()[index];
   auto model = compileAttn(templateModel(c.body), schedule);
-  ASSERT_TRUE(model->jit) << model->diagnostics;
-  codegen::TensorMap weights =
-      codegen::randomWeights(model->jit->pipeline().weights(), 11);
-  for (const Shape &shape : kShapes) {
-    codegen::TensorMap inputs =
-        randomInputs(*model->jit, {{"n", shape.n}, {"b", shape.batch}}, 5);
-    codegen::TensorMap got = runJit(*model, inputs, weights);
-    double error = relativeError(got, runReference(*model, inputs, weights));
-    EXPECT_LE(error, 1e-4) << c.name << " at b = " << shape.batch
-                           << ", n = " << shape.n;
-  }
+  expectMatchesReference(*model, kShapes, 11, 5, 1e-4, c.name);
 }
 
 std::string caseName(const ::testing::TestParamInfo<TemplateTest::ParamType> &info) {
@@ -124,17 +133,7 @@ TEST_P(ExampleTest, MatchesTheFp64Reference) {
   auto [index, schedule] = GetParam();
   const ExampleCase &c = exampleCases()[index];
   auto model = compileExample(c.file, schedule);
-  ASSERT_TRUE(model->jit) << model->diagnostics;
-  codegen::TensorMap weights =
-      codegen::randomWeights(model->jit->pipeline().weights(), 3);
-  for (const Shape &shape : c.shapes) {
-    codegen::TensorMap inputs =
-        randomInputs(*model->jit, {{"n", shape.n}, {"b", shape.batch}}, 9);
-    codegen::TensorMap got = runJit(*model, inputs, weights);
-    double error = relativeError(got, runReference(*model, inputs, weights));
-    EXPECT_LE(error, 1e-4) << c.file << " at b = " << shape.batch
-                           << ", n = " << shape.n;
-  }
+  expectMatchesReference(*model, c.shapes, 3, 9, 1e-4, c.file);
 }
 
 std::string exampleName(const ::testing::TestParamInfo<ExampleTest::ParamType> &info) {
@@ -156,21 +155,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 //===--- fusion -----------------------------------------------------------===//
 
-/// Runs a model with one runtime dim n at each of `lengths` against the
-/// fp64 reference (random weights and inputs, fixed seeds).
-void expectMatchesReferenceOverN(std::unique_ptr<CompiledModel> model,
-                                 std::initializer_list<int64_t> lengths) {
-  ASSERT_TRUE(model->jit) << model->diagnostics;
-  codegen::TensorMap weights =
-      codegen::randomWeights(model->jit->pipeline().weights(), 4);
-  for (int64_t n : lengths) {
-    codegen::TensorMap inputs = randomInputs(*model->jit, {{"n", n}}, 8);
-    codegen::TensorMap got = runJit(*model, inputs, weights);
-    double error = relativeError(got, runReference(*model, inputs, weights));
-    EXPECT_LE(error, 1e-5) << "n = " << n;
-  }
-}
-
 // Products next to attn-fuse's kernels: a product whose add lives in the
 // next kernel (a prologue of the second product), and a sum of two products
 // where only the later one takes the add as its epilogue.
@@ -187,7 +171,9 @@ model fused_products {
 }
 )";
   for (ScheduleKind schedule : {ScheduleKind::Default, ScheduleKind::Naive})
-    expectMatchesReferenceOverN(compileAttn(source, schedule), {1, 7, 100});
+    expectMatchesReference(*compileAttn(source, schedule),
+                           {{1, 1}, {1, 7}, {1, 100}}, 4, 8, 1e-5,
+                           "fused_products");
 }
 
 // Hand-written schedules that unroll only part of the register tile (the
@@ -208,8 +194,8 @@ TEST(FusionTest, PartlyUnrolledTilesMatchTheFp64Reference) {
   }
   return %y : tensor<?x64xf32>
 })";
-  expectMatchesReferenceOverN(compileIR(ir, ScheduleKind::Default),
-                              {1, 40, 100});
+  expectMatchesReference(*compileIR(ir, ScheduleKind::Default),
+                         {{1, 1}, {1, 40}, {1, 100}}, 4, 8, 1e-5, "partial");
 }
 
 } // namespace
