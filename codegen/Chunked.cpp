@@ -100,8 +100,9 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     t.func(curRev) = t.func(prevRev) + states.at(prev);
     lowering.scheduleRoot(t.func, vars);
     if (lowering.options.gpu) {
-      t.func.update().gpu_tile(e, a, Var("bx"), Var("by"), Var("tx"), Var("ty"),
-                               16, 8, TailStrategy::GuardWithIf);
+      lowering.gpuLoops().tile(t.func.update(), e, a, Var("bx"), Var("by"),
+                               Var("tx"), Var("ty"), 16, 8,
+                               TailStrategy::GuardWithIf);
     } else if (lowering.options.schedule == ScheduleKind::Default) {
       t.func.update().reorder(e, g, a).vectorize(e, 16, TailStrategy::GuardWithIf)
           .parallel(a);

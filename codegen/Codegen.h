@@ -41,6 +41,10 @@ struct CodegenOptions {
   ScheduleKind schedule = ScheduleKind::Default;
   /// Map root stages onto GPU blocks and threads (CUDA targets).
   bool gpu = false;
+  /// With `gpu`: run the GPU schedules' loop nests on the host (blocks in
+  /// parallel, threads serially, shared stages in host memory), to check
+  /// what they compute on a machine without a GPU (see GpuLoops.h).
+  bool gpuOnHost = false;
 };
 
 /// A model lowered to a Halide pipeline.

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Gemm.h"
+#include "codegen/GpuLoops.h"
 
 namespace attnc::codegen {
 
@@ -38,14 +39,107 @@ void scheduleRegisterTile(Func acc, const Var &col, const Var &row,
   acc.bound_extent(col, tile.tileX()).bound_extent(row, tile.tileY);
 }
 
+/// The GPU schedule of a product under an attn.schedule with gpu_threads:
+/// one block per tile x by tile y of the result, each of the gpu_threads
+/// computing a contiguous (tile / gpu_threads) piece of it in registers.
+/// The reduction runs in steps of split_k; with `shared`, each step first
+/// copies the block's split_k-deep panels of both operands into shared
+/// memory (all threads together, neighbouring threads reading neighbouring
+/// addresses), and the threads read them from there.
+static void scheduleGpuGemm(Lowering &lowering, Func out,
+                            const std::vector<Var> &vars, Func acc, RDom r,
+                            Func lhsPanel, Func rhsPanel,
+                            mlir::attn::ScheduleAttr attr) {
+  GpuLoops gpu = lowering.gpuLoops();
+  size_t rank = vars.size();
+  Var row = vars[rank - 2], col = vars[rank - 1];
+  int tileX = int(attr.getTileX()), tileY = int(attr.getTileY());
+  int threadsX = int(attr.getGpuThreadsX()),
+      threadsY = int(attr.getGpuThreadsY());
+  int subX = tileX / threadsX, subY = tileY / threadsY;
+  int splitK = int(attr.getSplitK());
+
+  Var colOuter("co"), rowOuter("ro"), colThread("ct"), rowThread("rt"),
+      colInner("cj"), rowInner("rj");
+  out.compute_root()
+      .tile(col, row, colOuter, rowOuter, colThread, rowThread, tileX, tileY,
+            TailStrategy::RoundUp)
+      .tile(colThread, rowThread, colInner, rowInner, subX, subY,
+            TailStrategy::RoundUp)
+      .unroll(colInner)
+      .unroll(rowInner);
+  gpu.threads(out, {colThread, rowThread});
+  if (rank > 2)
+    gpu.blocks(out, {colOuter, rowOuter,
+                     fuseOuter(out, std::vector<Var>(vars.begin(),
+                                                     vars.end() - 2),
+                               rank - 2)});
+  else
+    gpu.blocks(out, {colOuter, rowOuter});
+
+  // The accumulator lives at block level so that the reduction steps can
+  // sit outside the thread loops (one staged panel serves every thread);
+  // each thread keeps its own piece in registers during a step. Halide 14
+  // backs a block-level register allocation with a whole tile of local
+  // memory per thread (16 KiB for 64 x 64), of which a thread touches its
+  // own piece once per step. In shared memory instead, every update would
+  // be a store: the compiler cannot tell it from the staged panels.
+  // A block computes one tile of one batch entry; saying so gives the
+  // register allocation a constant size.
+  acc.compute_at(out, colOuter)
+      .bound_extent(col, tileX)
+      .bound_extent(row, tileY);
+  for (size_t i = 0; i + 2 < rank; ++i)
+    acc.bound_extent(vars[i], 1);
+  acc.tile(col, row, colInner, rowInner, subX, subY, TailStrategy::RoundUp)
+      .unroll(colInner)
+      .unroll(rowInner);
+  gpu.registers(acc);
+  gpu.threads(acc, {col, row});
+  Stage update = acc.update();
+  RVar kOuter("ko"), kInner("ki");
+  if (splitK > 0)
+    update.split(r.x, kOuter, kInner, splitK, TailStrategy::GuardWithIf);
+  update.tile(col, row, colInner, rowInner, subX, subY, TailStrategy::RoundUp);
+  if (splitK > 0)
+    update.reorder(colInner, rowInner, kInner, col, row, kOuter);
+  else
+    update.reorder(colInner, rowInner, r.x, col, row);
+  update.unroll(colInner).unroll(rowInner);
+  gpu.threads(update, {col, row});
+  if (!attr.getShared())
+    return;
+
+  // One panel per operand and reduction step, spread over the block's
+  // threads: the panel's two axes fused, dealt out threadsX x threadsY
+  // elements at a time with the innermost (contiguous) axis fastest.
+  auto stage = [&](Func panel) {
+    std::vector<Var> args = panel.args(); // Halide order: innermost first
+    Var all("all"), dealt("dealt"), pass("pass"), stageX("sx"), stageY("sy");
+    panel.compute_at(acc, kOuter)
+        .fuse(args[0], args[1], all)
+        .split(all, pass, dealt, threadsX * threadsY,
+               TailStrategy::GuardWithIf)
+        .split(dealt, stageY, stageX, threadsX, TailStrategy::GuardWithIf)
+        .reorder(pass, stageX, stageY);
+    gpu.shared(panel);
+    gpu.threads(panel, {stageX, stageY});
+  };
+  stage(lhsPanel);
+  stage(rhsPanel);
+}
+
 void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
                 const GemmOperands &gemm) {
   size_t rank = vars.size();
   Index batch(vars.begin(), vars.end() - 2);
   Var row = vars[rank - 2], col = vars[rank - 1];
+  mlir::attn::ScheduleAttr attr = lowering.schedule();
   bool blocked = !lowering.options.gpu &&
                  lowering.options.schedule == ScheduleKind::Default;
-  if (!blocked) {
+  // A GPU schedule from attn-tile (or the user): blocks of threads.
+  bool gpuTiled = lowering.options.gpu && attr && attr.isOnGpu();
+  if (!blocked && !gpuTiled) {
     RDom r(0, gemm.depth, "k");
     Expr value =
         sum(gemm.lhs(batch, row, r) * gemm.scale * gemm.rhs(batch, r, col));
@@ -61,9 +155,11 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   bool parallel = true;
   int splitK = 0;
   // An attn.schedule on the op (attn-tile's GEMM choice) sets the tile.
-  if (mlir::attn::ScheduleAttr attr = lowering.schedule();
-      attr && attr.isTiled() && attr.getVector() > 1 &&
-      attr.getTileX() % attr.getVector() == 0) {
+  if (gpuTiled) {
+    tile.vector = 1;
+    tile.unrollX = int(attr.getTileX());
+  } else if (attr && attr.isTiled() && attr.getVector() > 1 &&
+             attr.getTileX() % attr.getVector() == 0) {
     tile.set(attr);
     parallel = attr.getParallel();
     splitK = int(attr.getSplitK());
@@ -85,26 +181,40 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
          gemm.init && !scaled ? gemm.init(batch, safeRow, safeCol)
                               : Expr(0.0f));
   RDom r(0, gemm.depth, "k");
-  // The staged left operand, panel[batch..., row, k] (see stageLhs).
+  // The staged left operand, panel[batch..., row, k]: one row block on CPU
+  // (see stageLhs), one reduction step in GPU shared memory.
+  bool shared = gpuTiled && attr.getShared();
+  bool stageLhs = blocked ? gemm.stageLhs : shared;
   Func panel(out.func.name() + "_lhs");
   std::vector<Var> panelVars = makeVars(rank, "l");
-  if (gemm.stageLhs)
+  if (stageLhs)
     define(panel, panelVars,
            gemm.lhs(Index(panelVars.begin(), panelVars.end() - 2),
                     clamp(panelVars[rank - 2], 0, gemm.rows - 1),
                     panelVars[rank - 1]));
+  // The right operand's panel in GPU shared memory, rhsPanel[batch..., k,
+  // col].
+  Func rhsPanel(out.func.name() + "_rhs_shared");
+  std::vector<Var> rhsVars = makeVars(rank, "h");
+  if (shared)
+    define(rhsPanel, rhsVars,
+           gemm.rhs(Index(rhsVars.begin(), rhsVars.end() - 2),
+                    rhsVars[rank - 2],
+                    clamp(rhsVars[rank - 1], 0, gemm.cols - 1)));
+  bool packRhs = blocked && gemm.packRhs;
   // The packed right operand, packed(ci, k, co) (Halide order; see packRhs).
   Func packed(out.func.name() + "_rhs");
   Var pci("pci"), pk("pk"), pco("pco");
-  if (gemm.packRhs)
+  if (packRhs)
     packed(pci, pk, pco) =
         gemm.rhs(Index(), pk, clamp(pco * tileX + pci, 0, gemm.cols - 1));
   {
     std::vector<Expr> lhsIndex(vars.rbegin(), vars.rend());
-    Expr lhs = gemm.stageLhs ? callAt(panel, withTail(batch, {row, r}))
-                             : gemm.lhs(batch, safeRow, r);
-    Expr rhs = gemm.packRhs ? packed(col % tileX, r, col / tileX)
-                            : gemm.rhs(batch, r, safeCol);
+    Expr lhs = stageLhs ? callAt(panel, withTail(batch, {row, r}))
+                        : gemm.lhs(batch, safeRow, r);
+    Expr rhs = packRhs  ? packed(col % tileX, r, col / tileX)
+               : shared ? callAt(rhsPanel, withTail(batch, {r, col}))
+                        : gemm.rhs(batch, r, safeCol);
     Expr update = acc(lhsIndex) + lhs * rhs;
     std::vector<Var> reversed(vars.rbegin(), vars.rend());
     acc(reversed) = update;
@@ -119,6 +229,10 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
          gemm.epilogue ? gemm.epilogue(batch, safeRow, safeCol, finished)
                        : finished);
   out.materialized = true;
+  if (gpuTiled) {
+    scheduleGpuGemm(lowering, out.func, vars, acc, r, panel, rhsPanel, attr);
+    return;
+  }
 
   Var colOuter("co"), rowOuter("ro"), colInner("ci"), rowInner("ri"),
       rowBlock("rb"), rowTile("rt");
@@ -142,9 +256,9 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   // exact. Serial when the schedule says so.
   if (parallel)
     out.func.parallel(blockLoop);
-  if (gemm.packRhs)
+  if (packRhs)
     packed.compute_root().vectorize(pci, tile.vector).parallel(pco);
-  if (gemm.stageLhs)
+  if (stageLhs)
     panel.compute_at(out.func, blockLoop)
         .vectorize(panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);
   if (splitK > 0) {

@@ -136,8 +136,9 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
     std::vector<Expr> curRev(cur.rbegin(), cur.rend());
     visible(curRev) = callAt(visible, prev) + callAt(states, prev);
     if (lowering.options.gpu)
-      visible.update().gpu_tile(e, c, Var("bx"), Var("by"), Var("tx"),
-                                Var("ty"), 16, 8, TailStrategy::GuardWithIf);
+      lowering.gpuLoops().tile(visible.update(), e, c, Var("bx"), Var("by"),
+                               Var("tx"), Var("ty"), 16, 8,
+                               TailStrategy::GuardWithIf);
     else if (lowering.options.schedule == ScheduleKind::Default)
       visible.update().vectorize(e, 16, TailStrategy::GuardWithIf);
   } else {

@@ -129,14 +129,36 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
   func.compute_root();
   Var x = vars.back();
   if (attr.isOnGpu()) {
-    Var bx("bx"), by("by"), tx("tx"), ty("ty");
-    if (vars.size() >= 2 && attr.getGpuThreadsY() > 1)
-      func.gpu_tile(x, vars[vars.size() - 2], bx, by, tx, ty,
-                    int(attr.getGpuThreadsX()), int(attr.getGpuThreadsY()),
-                    TailStrategy::GuardWithIf);
+    // A block computes one tile; each thread computes tile / gpu_threads
+    // elements, interleaved so that neighbouring threads touch neighbouring
+    // columns (coalesced), unrolled. Batch axes are a third grid dimension.
+    GpuLoops gpu = gpuLoops();
+    int tileX = int(attr.getTileX()), tileY = int(attr.getTileY());
+    int threadsX = int(attr.getGpuThreadsX()),
+        threadsY = int(attr.getGpuThreadsY());
+    Var bx("bx"), by("by"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), ux("ux"),
+        uy("uy");
+    if (vars.size() < 2) {
+      func.split(x, bx, xi, tileX, TailStrategy::GuardWithIf)
+          .split(xi, ux, tx, threadsX, TailStrategy::GuardWithIf)
+          .reorder(ux, tx, bx)
+          .unroll(ux);
+      gpu.threads(func, {tx});
+      gpu.blocks(func, {bx});
+      return LoopLevel::root();
+    }
+    func.tile(x, vars[vars.size() - 2], bx, by, xi, yi, tileX, tileY,
+              TailStrategy::GuardWithIf)
+        .tile(xi, yi, ux, uy, tx, ty, threadsX, threadsY,
+              TailStrategy::GuardWithIf)
+        .reorder(ux, uy, tx, ty)
+        .unroll(ux)
+        .unroll(uy);
+    gpu.threads(func, {tx, ty});
+    if (vars.size() > 2)
+      gpu.blocks(func, {bx, by, fuseOuter(func, vars, vars.size() - 2)});
     else
-      func.gpu_tile(x, bx, tx, int(attr.getGpuThreadsX()),
-                    TailStrategy::GuardWithIf);
+      gpu.blocks(func, {bx, by});
     return LoopLevel::root();
   }
   int vector = int(attr.getVector()), tileX = int(attr.getTileX());
@@ -165,10 +187,10 @@ LoopLevel Lowering::scheduleRoot(Func func, const std::vector<Var> &vars,
   if (options.gpu) {
     Var bx("bx"), by("by"), tx("tx"), ty("ty");
     if (vars.size() >= 2)
-      func.gpu_tile(vars.back(), vars[vars.size() - 2], bx, by, tx, ty, 16, 8,
-                    TailStrategy::GuardWithIf);
+      gpuLoops().tile(func, vars.back(), vars[vars.size() - 2], bx, by, tx, ty,
+                      16, 8, TailStrategy::GuardWithIf);
     else
-      func.gpu_tile(vars.back(), bx, tx, 64, TailStrategy::GuardWithIf);
+      gpuLoops().tile(func, vars.back(), bx, tx, 64, TailStrategy::GuardWithIf);
     return LoopLevel::root();
   }
   if (options.schedule == ScheduleKind::Naive) {
@@ -221,10 +243,6 @@ mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
 
 mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
   currentOp = op;
-  if (mlir::attn::ScheduleAttr attr = schedule(); attr && attr.getShared())
-    return op->emitError()
-           << "schedule shared = true (operands staged in GPU shared memory) "
-              "is not implemented by code generation yet";
   bool handled = false;
   using Family = mlir::LogicalResult (*)(Lowering &, mlir::Operation *, bool &);
   for (Family family : {lowerElementwise, lowerShapeOps, lowerNorms, lowerMatmul,

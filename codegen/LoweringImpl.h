@@ -11,6 +11,7 @@
 #define ATTNC_CODEGEN_LOWERINGIMPL_H
 
 #include "codegen/Codegen.h"
+#include "codegen/GpuLoops.h"
 
 #include "dsl/IR/AttnOps.h"
 
@@ -109,6 +110,9 @@ public:
   /// cos and sin of the RoPE angles p * base^(-i/half), indexed (i, p);
   /// built once per (base, half).
   std::pair<Halide::Func, Halide::Func> ropeTables(double base, int half);
+
+  /// How GPU loops and shared stages are realised (device or host).
+  GpuLoops gpuLoops() const { return GpuLoops(options.gpuOnHost); }
 
   /// Whether per-row scratch stages can be computed at a row of their
   /// consumer (CPU); on GPU they are inlined instead.

@@ -44,6 +44,7 @@ struct TargetInfo {
   int64_t l1Bytes = 32 * 1024;   ///< L1 data cache per core.
   int64_t l2Bytes = 1024 * 1024; ///< L2 cache per core.
   int64_t maxGpuThreads = 0;     ///< Threads per block; 0 on a CPU.
+  int64_t maxThreadTile = 0;     ///< Elements one GPU thread keeps in registers.
   int64_t sharedMemoryBytes = 0; ///< Shared memory per block; 0 on a CPU.
 
   /// True for CUDA.

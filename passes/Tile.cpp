@@ -67,6 +67,7 @@ TargetInfo TargetInfo::get(TargetKind kind) {
     info.vectorLanes = 1;
     info.vectorRegisters = 0;
     info.maxGpuThreads = 1024;
+    info.maxThreadTile = 64;
     info.sharedMemoryBytes = 48 * 1024;
     break;
   }
@@ -103,11 +104,9 @@ std::optional<TargetInfo> TargetInfo::parse(StringRef name) {
 //===----------------------------------------------------------------------===//
 
 int64_t mlir::attn::getSharedMemoryBytes(const ScheduleParams &p) {
-  if (!p.shared)
-    return 0;
-  if (p.splitK > 0)
-    return kF32Bytes * p.splitK * (p.tileX + p.tileY);
-  return kF32Bytes * p.tileX * p.tileY;
+  // A split_k-deep panel of each operand: tile y rows of the left one,
+  // tile x columns of the right one.
+  return p.shared ? kF32Bytes * p.splitK * (p.tileX + p.tileY) : 0;
 }
 
 LogicalResult
@@ -166,6 +165,17 @@ mlir::attn::verifyScheduleFor(const ScheduleParams &p, const TargetInfo &target,
                        << p.gpuThreadsX * p.gpuThreadsY
                        << " threads but target " << target.getName()
                        << " allows " << target.maxGpuThreads << " per block";
+  if (onGpu) {
+    int64_t perThread =
+        (p.tileX / p.gpuThreadsX) * (p.tileY / p.gpuThreadsY);
+    if (perThread > target.maxThreadTile)
+      return emitError() << "schedule tile [" << p.tileX << ", " << p.tileY
+                         << "] over gpu_threads [" << p.gpuThreadsX << ", "
+                         << p.gpuThreadsY << "] gives each thread "
+                         << perThread << " elements but target "
+                         << target.getName() << " keeps at most "
+                         << target.maxThreadTile << " in registers";
+  }
   int64_t shared = getSharedMemoryBytes(p);
   if (shared > target.sharedMemoryBytes)
     return emitError() << "schedule stages " << shared
@@ -199,13 +209,17 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
                                             int64_t n, int64_t k) {
   ScheduleParams p;
   if (target.isGpu()) {
+    // A block computes a 64 x 64 tile with 16 x 16 threads of 4 x 4
+    // register accumulators; each reduction step stages 16-deep panels of
+    // both operands (8 KiB) in shared memory. Small operands shrink it.
     p.tileX = fitPowerOf2(64, n);
-    p.tileY = fitPowerOf2(8, m);
+    p.tileY = fitPowerOf2(64, m);
     p.gpuThreadsX = std::min<int64_t>(16, p.tileX);
-    p.gpuThreadsY = p.tileY;
-    // Shared-memory staging of operand panels (shared, split_k) is not
-    // chosen: codegen does not implement it yet, and a schedule must say
-    // exactly what the generated code does.
+    p.gpuThreadsY = std::min<int64_t>(16, p.tileY);
+    p.splitK = fitPowerOf2(16, k);
+    p.shared = p.splitK >= 4;
+    if (!p.shared)
+      p.splitK = 0;
     return ScheduleAttr::get(context, p);
   }
   p.parallel = true;

@@ -190,8 +190,8 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     | `unroll` | `[x, y]` | `[1, 1]` | unroll factors inside the tile: x counts vectors of tile x, y rows of tile y |
     | `split_k` | i64 | 0 | block of the reduction axis for cache blocking (matmul, dense); 0 = not split |
     | `parallel` | bool | false | run the outermost row loop on all threads |
-    | `gpu_threads` | `[x, y]` | `[0, 0]` | CUDA threads of a block over the tile; `[0, 0]` = not on a GPU; a block computes one tile |
-    | `shared` | bool | false | stage the operands of a block in GPU shared memory |
+    | `gpu_threads` | `[x, y]` | `[0, 0]` | CUDA threads of a block over the tile; `[0, 0]` = not on a GPU; a block computes one tile, each thread tile / gpu_threads elements (a contiguous register tile in products, interleaved elsewhere) |
+    | `shared` | bool | false | products only: per reduction step, stage split_k-deep panels of both operands of the block in GPU shared memory |
     | `compute` | `root`, `row`, `inline`, `tile` | `root` | where the stage is computed (see ComputeAt) |
 
     Parameters may be written in any order and any subset; they print in the
@@ -201,7 +201,8 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     `vector` is a power of two <= 64 and divides tile x when both are set;
     unroll x divides the vectors of tile x (tile x / vector), unroll y
     divides tile y; `gpu_threads` has at most 1024 threads, divides the
-    tile and excludes `vector` > 1; `shared` needs `gpu_threads`;
+    tile and excludes `vector` > 1; `shared` needs `gpu_threads` and
+    `split_k`, and is for products (checked per op by verifyScheduleForOp);
     `compute = inline` has no loops of its own (all other parameters at
     their defaults); `compute = tile` needs a vector register tile and
     `split_k` (the block size) and is for CPUs (no `gpu_threads`). Target budgets (registers, caches, shared memory) are
@@ -212,8 +213,9 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     ```mlir
     // GEMM on AVX-512: 64 x 6 register tile of 4 x 6 vector accumulators.
     #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, parallel = true, compute = root>
-    // GEMM on CUDA: 16 x 8 threads per 64 x 8 tile, operands in shared memory.
-    #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], shared = true, compute = root>
+    // GEMM on CUDA: 16 x 16 threads per 64 x 64 tile (4 x 4 accumulators
+    // each), 16-deep operand panels staged in shared memory per step.
+    #attn.schedule<tile = [64, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>
     // Attention scores one query row at a time.
     #attn.schedule<vector = 16, parallel = true, compute = row>
     // Attention in 64 x 64 blocks (queries x keys), 32 x 8 output register

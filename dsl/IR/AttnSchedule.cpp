@@ -314,6 +314,9 @@ ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
   }
   if (p.shared && !onGpu)
     return emitError() << "schedule shared = true needs gpu_threads";
+  if (p.shared && p.splitK == 0)
+    return emitError() << "schedule shared = true needs split_k (the depth of "
+                          "the operand panels staged per reduction step)";
   return success();
 }
 
@@ -341,10 +344,17 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
                                 function_ref<InFlightDiagnostic()> emitError) {
-  if (!schedule || schedule.getCompute() != ComputeAt::tile)
+  if (!schedule)
     return success();
-  if (!isa<AttentionOp>(op))
+  if (schedule.getCompute() == ComputeAt::tile && !isa<AttentionOp>(op))
     return emitError() << "schedule compute = tile is for attn.attention, not '"
+                       << op->getName() << "'";
+  // Shared-memory staging is a GEMM's: panels of both operands per step.
+  if (schedule.getShared() &&
+      !isa<DenseOp, MatmulOp, ChunkStateOp, StateApplyOp>(op))
+    return emitError() << "schedule shared = true stages the operands of a "
+                          "product (attn.dense, attn.matmul, attn.chunk_state, "
+                          "attn.state_apply), not of '"
                        << op->getName() << "'";
   return success();
 }

@@ -181,6 +181,22 @@ func.func @shared_without_gpu_threads(%x: tensor<?x64xf32>) -> tensor<?x64xf32> 
 
 // -----
 
+func.func @shared_without_split_k(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
+  // expected-error @+1 {{schedule shared = true needs split_k (the depth of the operand panels staged per reduction step)}}
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<tile = [64, 64], gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
+  return %0 : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @shared_not_a_product(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule shared = true stages the operands of a product (attn.dense, attn.matmul, attn.chunk_state, attn.state_apply), not of 'attn.relu'}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], split_k = 16, shared = true>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
 func.func @schedule_not_a_schedule(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   // expected-error @+1 {{'attn.schedule' must be a #attn.schedule but is #attn.mask<causal>}}
   %0 = attn.relu %x {attn.schedule = #attn.mask<causal>} : tensor<?x64xf32>

@@ -16,9 +16,9 @@ func.func @cpu_gemm(%x: tensor<?x512xf32>, %w: tensor<512x256xf32>, %b: tensor<2
 // -----
 
 // CHECK-LABEL: func.func @cuda_gemm
-// CHECK: attn.matmul %{{.*}} {attn.schedule = #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], shared = true, compute = root>}
+// CHECK: attn.matmul %{{.*}} {attn.schedule = #attn.schedule<tile = [64, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>}
 func.func @cuda_gemm(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
-  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], shared = true, compute = root>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<tile = [64, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
   return %0 : tensor<?x128xf32>
 }
 

@@ -16,9 +16,15 @@
 
 namespace attnc::e2e {
 
-static std::unique_ptr<CompiledModel> finish(std::unique_ptr<CompiledModel> m,
-                                             mlir::ModuleOp module,
-                                             codegen::ScheduleKind schedule) {
+Halide::Target cudaScheduleTarget() {
+  return Halide::get_host_target()
+      .with_feature(Halide::Target::CUDA)
+      .with_feature(Halide::Target::CUDACapability80);
+}
+
+static std::unique_ptr<CompiledModel>
+finish(std::unique_ptr<CompiledModel> m, mlir::ModuleOp module,
+       codegen::ScheduleKind schedule, const Halide::Target &scheduleTarget) {
   llvm::raw_string_ostream os(m->diagnostics);
   mlir::ScopedDiagnosticHandler handler(
       m->context.get(), [&](mlir::Diagnostic &diag) {
@@ -32,16 +38,18 @@ static std::unique_ptr<CompiledModel> finish(std::unique_ptr<CompiledModel> m,
   m->layerFunc = driver::findModel(*m->layerModule, func.getSymName());
   // The Default schedule runs with attn-tile's schedules, as attnc does.
   if (schedule == codegen::ScheduleKind::Default &&
-      mlir::failed(driver::scheduleFor(module, Halide::get_host_target())))
+      mlir::failed(driver::scheduleFor(module, scheduleTarget)))
     return m;
   codegen::CodegenOptions options;
   options.schedule = schedule;
+  options.gpu = options.gpuOnHost = scheduleTarget.has_gpu_feature();
   m->jit = codegen::JitModel::create(func, options, Halide::get_host_target());
   return m;
 }
 
 std::unique_ptr<CompiledModel> compileAttn(const std::string &source,
-                                           codegen::ScheduleKind schedule) {
+                                           codegen::ScheduleKind schedule,
+                                           const Halide::Target &scheduleTarget) {
   auto m = std::make_unique<CompiledModel>();
   m->context = std::make_unique<mlir::MLIRContext>();
   driver::prepareContext(*m->context);
@@ -49,19 +57,21 @@ std::unique_ptr<CompiledModel> compileAttn(const std::string &source,
   m->front = driver::loadSource(source, "test.attn", *m->context, os);
   if (!m->front.ok)
     return m;
-  return finish(std::move(m), *m->front.module, schedule);
+  return finish(std::move(m), *m->front.module, schedule, scheduleTarget);
 }
 
 std::unique_ptr<CompiledModel> compileExample(const std::string &file,
-                                              codegen::ScheduleKind schedule) {
+                                              codegen::ScheduleKind schedule,
+                                              const Halide::Target &scheduleTarget) {
   std::ifstream in(std::string(ATTNC_EXAMPLES_DIR) + "/" + file);
   std::stringstream ss;
   ss << in.rdbuf();
-  return compileAttn(ss.str(), schedule);
+  return compileAttn(ss.str(), schedule, scheduleTarget);
 }
 
 std::unique_ptr<CompiledModel> compileIR(const std::string &text,
-                                         codegen::ScheduleKind schedule) {
+                                         codegen::ScheduleKind schedule,
+                                         const Halide::Target &scheduleTarget) {
   auto m = std::make_unique<CompiledModel>();
   m->context = std::make_unique<mlir::MLIRContext>();
   driver::prepareContext(*m->context);
@@ -70,7 +80,7 @@ std::unique_ptr<CompiledModel> compileIR(const std::string &text,
     m->diagnostics = "cannot parse the IR";
     return m;
   }
-  return finish(std::move(m), *m->parsedModule, schedule);
+  return finish(std::move(m), *m->parsedModule, schedule, scheduleTarget);
 }
 
 codegen::TensorMap randomInputs(const codegen::JitModel &model,

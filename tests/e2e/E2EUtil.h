@@ -35,15 +35,24 @@ struct CompiledModel {
 };
 
 /// Compiles .attn source text; on failure `jit` is null and `diagnostics`
-/// says why.
-std::unique_ptr<CompiledModel> compileAttn(const std::string &source,
-                                           codegen::ScheduleKind schedule);
+/// says why. The Default schedule is attn-tile's for `scheduleTarget`; a
+/// GPU target's schedules (blocks, threads, shared memory) then run on the
+/// host, where Halide runs GPU block and thread loops as parallel loops:
+/// this checks what they compute without a GPU.
+std::unique_ptr<CompiledModel>
+compileAttn(const std::string &source, codegen::ScheduleKind schedule,
+            const Halide::Target &scheduleTarget = Halide::get_host_target());
 /// Reads and compiles an example from examples/.
-std::unique_ptr<CompiledModel> compileExample(const std::string &file,
-                                              codegen::ScheduleKind schedule);
+std::unique_ptr<CompiledModel>
+compileExample(const std::string &file, codegen::ScheduleKind schedule,
+               const Halide::Target &scheduleTarget = Halide::get_host_target());
 /// Compiles attn IR text (one model function, primitive or layer level).
-std::unique_ptr<CompiledModel> compileIR(const std::string &text,
-                                         codegen::ScheduleKind schedule);
+std::unique_ptr<CompiledModel>
+compileIR(const std::string &text, codegen::ScheduleKind schedule,
+          const Halide::Target &scheduleTarget = Halide::get_host_target());
+
+/// The CUDA target whose schedules the GPU tests check on the host.
+Halide::Target cudaScheduleTarget();
 
 /// Random inputs for the model's inputs with runtime dims from `dims`.
 codegen::TensorMap randomInputs(const codegen::JitModel &model,

@@ -5,7 +5,9 @@
 // the result with the independent fp64 reference evaluating the layer-level
 // IR: max |y - ref| / max |ref| <= 1e-4 in fp32, at several shapes each
 // (batch > 1, n not a multiple of C, n < C, n = 1, causal and not), with
-// both the default and the naive schedule.
+// the default and the naive schedule, and with the CUDA target's schedules
+// run on the host (GPU blocks and threads as parallel loops, shared-memory
+// stages as host buffers: what they compute, not how fast).
 //
 //===----------------------------------------------------------------------===//
 #include "tests/e2e/E2EUtil.h"
@@ -16,6 +18,33 @@ namespace attnc::e2e {
 namespace {
 
 using codegen::ScheduleKind;
+
+/// The schedules a model is checked with.
+enum class Variant { Default, Naive, CudaOnHost };
+
+ScheduleKind kindOf(Variant variant) {
+  return variant == Variant::Naive ? ScheduleKind::Naive : ScheduleKind::Default;
+}
+
+Halide::Target targetOf(Variant variant) {
+  return variant == Variant::CudaOnHost ? cudaScheduleTarget()
+                                        : Halide::get_host_target();
+}
+
+const char *variantName(Variant variant) {
+  switch (variant) {
+  case Variant::Default:
+    return "Default";
+  case Variant::Naive:
+    return "Naive";
+  case Variant::CudaOnHost:
+    return "CudaOnHost";
+  }
+  return "";
+}
+
+const auto kVariants =
+    ::testing::Values(Variant::Default, Variant::Naive, Variant::CudaOnHost);
 
 struct Shape {
   int64_t batch, n;
@@ -84,25 +113,25 @@ const std::vector<Case> &templateCases() {
 
 const std::vector<Shape> kShapes = {{1, 1}, {1, 5}, {2, 16}, {3, 37}};
 
-class TemplateTest : public ::testing::TestWithParam<std::tuple<size_t, ScheduleKind>> {};
+class TemplateTest : public ::testing::TestWithParam<std::tuple<size_t, Variant>> {};
 
 TEST_P(TemplateTest, MatchesTheFp64Reference) {
-  auto [index, schedule] = GetParam();
+  auto [index, variant] = GetParam();
   const Case &c = templateCases()[index];
-  auto model = compileAttn(templateModel(c.body), schedule);
+  auto model =
+      compileAttn(templateModel(c.body), kindOf(variant), targetOf(variant));
   expectMatchesReference(*model, kShapes, 11, 5, 1e-4, c.name);
 }
 
 std::string caseName(const ::testing::TestParamInfo<TemplateTest::ParamType> &info) {
   return std::string(templateCases()[std::get<0>(info.param)].name) +
-         (std::get<1>(info.param) == ScheduleKind::Naive ? "Naive" : "Default");
+         variantName(std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Templates, TemplateTest,
     ::testing::Combine(::testing::Range<size_t>(0, templateCases().size()),
-                       ::testing::Values(ScheduleKind::Default,
-                                         ScheduleKind::Naive)),
+                       kVariants),
     caseName);
 
 //===--- examples ---------------------------------------------------------===//
@@ -127,12 +156,12 @@ const std::vector<ExampleCase> &exampleCases() {
   return cases;
 }
 
-class ExampleTest : public ::testing::TestWithParam<std::tuple<size_t, ScheduleKind>> {};
+class ExampleTest : public ::testing::TestWithParam<std::tuple<size_t, Variant>> {};
 
 TEST_P(ExampleTest, MatchesTheFp64Reference) {
-  auto [index, schedule] = GetParam();
+  auto [index, variant] = GetParam();
   const ExampleCase &c = exampleCases()[index];
-  auto model = compileExample(c.file, schedule);
+  auto model = compileExample(c.file, kindOf(variant), targetOf(variant));
   expectMatchesReference(*model, c.shapes, 3, 9, 1e-4, c.file);
 }
 
@@ -142,15 +171,13 @@ std::string exampleName(const ::testing::TestParamInfo<ExampleTest::ParamType> &
   for (char ch : file.substr(0, file.find('.')))
     if (ch != '_')
       name += ch;
-  return name + (std::get<1>(info.param) == ScheduleKind::Naive ? "Naive"
-                                                                : "Default");
+  return name + variantName(std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Examples, ExampleTest,
     ::testing::Combine(::testing::Range<size_t>(0, exampleCases().size()),
-                       ::testing::Values(ScheduleKind::Default,
-                                         ScheduleKind::Naive)),
+                       kVariants),
     exampleName);
 
 //===--- fusion -----------------------------------------------------------===//

@@ -91,8 +91,8 @@ TEST_F(ScheduleTest, BuildsFromParamsAndPrintsCanonically) {
 }
 
 TEST_F(ScheduleTest, ParsesWhatItPrints) {
-  const char *text = "#attn.schedule<tile = [64, 8], gpu_threads = [16, 8], "
-                     "shared = true, compute = root>";
+  const char *text = "#attn.schedule<tile = [64, 64], split_k = 16, "
+                     "gpu_threads = [16, 16], shared = true, compute = root>";
   auto schedule =
       dyn_cast_or_null<ScheduleAttr>(parseAttribute(text, &context));
   ASSERT_TRUE(schedule);
@@ -256,6 +256,30 @@ TEST_F(ScheduleTest, RejectsStagingBeyondSharedMemory) {
             "has 49152 per block");
 }
 
+TEST_F(ScheduleTest, RejectsMoreElementsPerThreadThanRegistersHold) {
+  ScheduleParams p;
+  p.tileX = p.tileY = 64;
+  p.gpuThreadsX = p.gpuThreadsY = 8; // 8 x 8 = 64 elements per thread
+  EXPECT_EQ(reason(p, cuda), "legal");
+  p.gpuThreadsY = 4; // 8 x 16 = 128
+  EXPECT_EQ(reason(p, cuda),
+            "schedule tile [64, 64] over gpu_threads [8, 4] gives each thread "
+            "128 elements but target cuda keeps at most 64 in registers");
+}
+
+TEST_F(ScheduleTest, StagingNeedsAReductionStep) {
+  ScheduleParams p;
+  p.tileX = p.tileY = 64;
+  p.gpuThreadsX = p.gpuThreadsY = 16;
+  p.shared = true;
+  EXPECT_EQ(reason(p, cuda),
+            "schedule shared = true needs split_k (the depth of the operand "
+            "panels staged per reduction step)");
+  p.splitK = 16;
+  EXPECT_EQ(getSharedMemoryBytes(p), 4 * 16 * 128);
+  EXPECT_EQ(reason(p, cuda), "legal");
+}
+
 TEST_F(ScheduleTest, GivesTheAttributesOwnReasonsFirst) {
   ScheduleParams p;
   p.vector = 12;
@@ -321,12 +345,23 @@ TEST_F(ScheduleTest, GemmNarrowsForNarrowOrShortProducts) {
   EXPECT_EQ(shortM.getUnrollY(), 3);
 }
 
-TEST_F(ScheduleTest, GemmOnCudaTilesBlocksOfThreadsWithoutStaging) {
-  // Shared-memory staging is not chosen while codegen cannot apply it.
+TEST_F(ScheduleTest, GemmOnCudaStagesOperandPanelsInSharedMemory) {
+  // 64 x 64 per block, 4 x 4 accumulators per thread, 16-deep panels.
   EXPECT_EQ(print(chooseGemmSchedule(&context, cuda, kDyn, 2176, 512)),
-            "#attn.schedule<tile = [64, 8], gpu_threads = [16, 8], compute = "
-            "root>");
-  EXPECT_FALSE(chooseGemmSchedule(&context, cuda, kDyn, 2176, 32).getShared());
+            "#attn.schedule<tile = [64, 64], split_k = 16, "
+            "gpu_threads = [16, 16], shared = true, compute = root>");
+  // Small operands shrink the tile and the step; below 4 there is no
+  // staging.
+  EXPECT_EQ(print(chooseGemmSchedule(&context, cuda, 3, 8, 8)),
+            "#attn.schedule<tile = [8, 2], split_k = 8, gpu_threads = [8, 2], "
+            "shared = true, compute = root>");
+  EXPECT_FALSE(chooseGemmSchedule(&context, cuda, kDyn, 2176, 2).getShared());
+  EXPECT_EQ(chooseGemmSchedule(&context, cuda, kDyn, 2176, 2).getSplitK(), 0);
+  for (int64_t k : {int64_t(2), int64_t(8), int64_t(512), kDyn})
+    EXPECT_EQ(reason(chooseGemmSchedule(&context, cuda, kDyn, 2176, k)
+                         .getParams(),
+                     cuda),
+              "legal");
 }
 
 TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
