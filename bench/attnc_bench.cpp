@@ -153,13 +153,17 @@ int main(int argc, char **argv) {
 
   std::vector<BenchSpec> specs = benchSpecs(o.quick, o.only);
   Table main({"layer", "n", "attnc ms", "GFLOP/s", "% peak", "vs naive",
-              "vs torch", "dense vs BLAS", "us/token", "peak MiB", "ref MiB"});
+              "vs torch", "torch bound", "dense vs BLAS", "us/token",
+              "peak MiB", "ref MiB"});
   Table dense({"dense [M,K]x[K,N]", "attnc ms", "GFLOP/s", "BLAS ms",
                "BLAS GFLOP/s", "BLAS/attnc"});
   std::map<std::string, std::pair<double, double>> denseCache;
   std::vector<std::string> notes;
   bool failed = false;
   std::vector<double> rowGflops; ///< Per row of `main`, for % of peak.
+  /// Per row of `main`: the spec's FLOPs and PyTorch's median ms (0 when
+  /// not measured), for the torch bound.
+  std::vector<double> rowFlops, rowTorchMs;
 
   for (const BenchSpec &spec : specs) {
     progress("compiling " + spec.label);
@@ -220,11 +224,13 @@ int main(int argc, char **argv) {
       }
 
       std::string torchCell = "n/a";
+      double torchMs = 0;
       if (torch.available()) {
         progress(at + ": PyTorch eager peer");
         TorchPeer::Result r =
             torch.run(spec.peerModel, n, policy.minRuns, policy.minSeconds);
         torchCell = r.ok ? ratio(r.medianMs, ms) : "error";
+        torchMs = r.ok ? r.medianMs : 0;
         if (r.ok)
           progress(at + ": torch " + fixed(r.medianMs, 2) + " ms (" +
                    std::to_string(r.runs) + " runs)");
@@ -259,8 +265,11 @@ int main(int argc, char **argv) {
       double tensors = double(model->tensorBytes());
       double ref = tensors + double(n) * double(spec.intermediateWidth) * 4;
       rowGflops.push_back(gflops);
+      rowFlops.push_back(model->flops());
+      rowTorchMs.push_back(torchMs);
       main.addRow({spec.label, std::to_string(n), fixed(ms, 2),
-                   fixed(gflops, 1), "", naiveCell, torchCell, denseCell,
+                   fixed(gflops, 1), "", naiveCell, torchCell,
+                   torchMs > 0 ? "" : "n/a", denseCell,
                    fixed(ms * 1e3 / double(n), 2), mib(tensors + double(extra)),
                    mib(ref)});
     }
@@ -272,8 +281,13 @@ int main(int argc, char **argv) {
   FmaPeak again = measureFmaPeakDetailed(o.threads);
   if (again.best > peak.best)
     peak = again;
-  for (size_t row = 0; row < rowGflops.size(); ++row)
+  for (size_t row = 0; row < rowGflops.size(); ++row) {
     main.setCell(row, 4, fixed(100 * rowGflops[row] / peak.best, 1));
+    // The time the spec's FLOPs take at the FMA peak, against PyTorch's.
+    double atPeakMs = rowFlops[row] / (peak.best * 1e6);
+    if (rowTorchMs[row] > 0)
+      main.setCell(row, 7, ratio(rowTorchMs[row], atPeakMs));
+  }
   if (o.threads > 1 && peak.best < 0.8 * o.threads * peak1.best)
     notes.push_back("the machine was busy: the FMA peak on " +
                     std::to_string(o.threads) + " threads is only " +
@@ -306,12 +320,16 @@ int main(int argc, char **argv) {
       "measurements at start and end).\n"
       "%svs naive / vs torch: their median time / attnc's (> 1: attnc faster); "
       "naive runs expected to take more than %.0f s are skipped.\n"
+      "%storch bound: PyTorch's median time / the time the spec's FLOPs take "
+      "at the FMA peak: the most `vs torch` that any implementation doing "
+      "that work could reach (causal attention that skips masked blocks does "
+      "somewhat less).\n"
       "%sdense vs BLAS: cblas_sgemm time / attnc `y = x @ w` time for the "
       "layer's input and output dense shapes, summed.\n"
       "%speak MiB: inputs + weights + outputs + the most bytes the "
       "pipeline's buffers hold at once during one run; ref MiB: inputs + weights + outputs + n*width*4 bytes "
       "(width 2e+s, or 3d for MHSA).\n",
-      bullet, o.threads, bullet, naiveLimit, bullet, bullet);
+      bullet, o.threads, bullet, naiveLimit, bullet, bullet, bullet);
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
   for (const std::string &note : notes)
