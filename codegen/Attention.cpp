@@ -6,9 +6,9 @@
 // softmax, and the weighted sum of values. With `compute = tile` it runs in
 // blocks of queries x keys as register-tiled GEMMs per block (softmax in
 // two sweeps), skipping blocks the mask removes; with `compute = row` one
-// row of scores at a time. No n x m score matrix is
-// ever stored. The score-region translation (arith/math ops, rel_pos_bias,
-// t5_bias) is in ScoreRegion.cpp.
+// row of scores at a time. No n x m score matrix is ever stored. Blocked
+// attention on CUDA is in AttentionGpu.cpp; the score-region translation
+// (arith/math ops, rel_pos_bias, t5_bias) in ScoreRegion.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Gemm.h"
@@ -39,18 +39,15 @@ Expr maskKeeps(attn::MaskAttr mask, const Expr &i, const Expr &j) {
   return Internal::const_true();
 }
 
-/// Whether some query of the query block starting at rowLo keeps some key
-/// of the key block starting at keyLo under `mask` (blocks of `block`;
-/// conservative: true whenever unsure). Written as bounds on the key block
-/// so that Halide trims the loop over key blocks. Chunk masks skip nothing:
-/// with a predicate on the chunks (by division, or key block == query
-/// block when blocks hold whole chunks) Halide 14 folds the elementwise
-/// chunk mask into a wrong condition (tests/e2e LocalBlocks failed), so
-/// attn-tile schedules chunk-masked attention row by row instead.
-static Expr blockKept(attn::MaskAttr mask, int block, const Expr &rowLo,
-                      const Expr &keyLo) {
+Expr blockKept(attn::MaskAttr mask, int rowBlock, int keyBlock,
+               const Expr &rowLo, const Expr &keyLo) {
+  // Chunk masks skip nothing: with a predicate on the chunks (by division,
+  // or key block == query block when blocks hold whole chunks) Halide 14
+  // folds the elementwise chunk mask into a wrong condition (tests/e2e
+  // LocalBlocks failed), so attn-tile schedules chunk-masked attention row
+  // by row instead.
   int size = static_cast<int>(mask.getSize());
-  Expr rowHi = rowLo + block - 1, keyHi = keyLo + block - 1;
+  Expr rowHi = rowLo + rowBlock - 1, keyHi = keyLo + keyBlock - 1;
   switch (mask.getKind()) {
   case attn::MaskKind::none: return Internal::const_true();
   case attn::MaskKind::causal: return keyLo <= rowHi;
@@ -61,6 +58,31 @@ static Expr blockKept(attn::MaskAttr mask, int block, const Expr &rowLo,
     return Internal::const_true();
   }
   return Internal::const_true();
+}
+
+mlir::LogicalResult
+defineBlockScores(Lowering &lowering, attn::AttentionOp attention,
+                  const std::vector<Var> &sVars, const std::string &name,
+                  const KeyAccess &key, Func &qk, RDom &r, Expr &score) {
+  const HTensor &q = lowering.get(attention.getQ());
+  size_t rank = q.rank();
+  Expr rows = q.extents[rank - 2];
+  Expr keys = lowering.get(attention.getK()).extents[rank - 2];
+  int dk = static_cast<int>(
+               mlir::cast<mlir::RankedTensorType>(attention.getQ().getType())
+                   .getShape()
+                   .back()) /
+           static_cast<int>(attention.getHeads());
+  Index batch(sVars.begin(), sVars.begin() + (rank - 2));
+  Var h = sVars[rank - 2], i = sVars[rank - 1], j = sVars[rank];
+  qk = Func(name + "_qk");
+  define(qk, sVars, 0.0f);
+  r = RDom(0, dk, name + "_r");
+  std::vector<Expr> at(sVars.rbegin(), sVars.rend());
+  qk(at) = qk(at) + q.at(withTail(batch, {clamp(i, 0, rows - 1), h * dk + r})) *
+                        key(batch, h * dk + r, j);
+  ScoreEnv env{callAt(qk, toIndex(sVars)), i, j, keys};
+  return lowerScoreRegion(lowering, attention, env, score);
 }
 
 /// Blocked attention (compute = tile). With T = split_k, queries and keys
@@ -101,7 +123,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   Expr keyBlocks = (keys + block - 1) / block;
   attn::MaskAttr mask = attention.getMask();
   auto kept = [&](const Expr &rowBlock, const Expr &keyBlock) {
-    return blockKept(mask, block, rowBlock * block, keyBlock * block);
+    return blockKept(mask, block, block, rowBlock * block, keyBlock * block);
   };
 
   // Keys transposed per batch entry, kT[..., r, j] = k[..., j, r], over
@@ -123,15 +145,11 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   Var sh = sVars[rank - 2], si = sVars[rank - 1], sj = sVars[rank];
   auto scoreBlock = [&](const std::string &name, Func &qk, RDom &r,
                         Expr &score) {
-    qk = Func(name + "_qk");
-    define(qk, sVars, 0.0f);
-    r = RDom(0, dk, name + "_r");
-    std::vector<Expr> at(sVars.rbegin(), sVars.rend());
-    qk(at) = qk(at) +
-             q.at(withTail(sBatch, {clamp(si, 0, rows - 1), sh * dk + r})) *
-                 callAt(kT, withTail(sBatch, {sh * dk + r, sj}));
-    ScoreEnv env{callAt(qk, toIndex(sVars)), si, sj, keys};
-    return lowerScoreRegion(lowering, attention, env, score);
+    auto key = [&](const Index &batch, const Expr &feature, const Expr &j) {
+      return callAt(kT, withTail(batch, {feature, j}));
+    };
+    return defineBlockScores(lowering, attention, sVars, name, key, qk, r,
+                             score);
   };
   Expr keep = maskKeeps(mask, si, sj) && sj < keys;
   // Rows are addressed as (query block rb, row ii in the block).
@@ -323,6 +341,9 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
              << "schedule compute = tile is for CPUs, not a CUDA target";
     return lowerTiledAttention(lowering, attention, attr);
   }
+  if (attn::ScheduleAttr attr = lowering.schedule();
+      lowering.options.gpu && attr && attr.isOnGpu() && attr.getShared())
+    return lowerGpuTiledAttention(lowering, attention, attr);
   const HTensor &q = lowering.get(attention.getQ());
   const HTensor &k = lowering.get(attention.getK());
   const HTensor &v = lowering.get(attention.getV());

@@ -111,22 +111,9 @@ static void scheduleGpuGemm(Lowering &lowering, Func out,
     return;
 
   // One panel per operand and reduction step, spread over the block's
-  // threads: the panel's two axes fused, dealt out threadsX x threadsY
-  // elements at a time with the innermost (contiguous) axis fastest.
-  auto stage = [&](Func panel) {
-    std::vector<Var> args = panel.args(); // Halide order: innermost first
-    Var all("all"), dealt("dealt"), pass("pass"), stageX("sx"), stageY("sy");
-    panel.compute_at(acc, kOuter)
-        .fuse(args[0], args[1], all)
-        .split(all, pass, dealt, threadsX * threadsY,
-               TailStrategy::GuardWithIf)
-        .split(dealt, stageY, stageX, threadsX, TailStrategy::GuardWithIf)
-        .reorder(pass, stageX, stageY);
-    gpu.shared(panel);
-    gpu.threads(panel, {stageX, stageY});
-  };
-  stage(lhsPanel);
-  stage(rhsPanel);
+  // threads.
+  gpu.stage(lhsPanel, LoopLevel(acc, kOuter), threadsX, threadsY);
+  gpu.stage(rhsPanel, LoopLevel(acc, kOuter), threadsX, threadsY);
 }
 
 void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,

@@ -59,6 +59,19 @@ void GpuLoops::shared(Func func) const {
     func.store_in(MemoryType::GPUShared);
 }
 
+void GpuLoops::stage(Func panel, const LoopLevel &at, int threadsX,
+                     int threadsY) const {
+  std::vector<Var> args = panel.args(); // innermost first
+  Var all("all"), dealt("dealt"), pass("pass"), x("sx"), y("sy");
+  panel.compute_at(at)
+      .fuse(args[0], args[1], all)
+      .split(all, pass, dealt, threadsX * threadsY, TailStrategy::GuardWithIf)
+      .split(dealt, y, x, threadsX, TailStrategy::GuardWithIf)
+      .reorder(pass, x, y);
+  shared(panel);
+  threads(panel, {x, y});
+}
+
 void GpuLoops::registers(Func func) const {
   if (!onHost)
     func.store_in(MemoryType::Register);

@@ -40,6 +40,12 @@ public:
             int tileX, Halide::TailStrategy tail) const;
   /// Stores `func` in GPU shared memory (one copy per block).
   void shared(Halide::Func func) const;
+  /// Computes `panel`, a 2-D (or more, the rest of extent 1) staging
+  /// buffer, at block level `at` in shared memory, its two inner axes
+  /// fused and dealt out over threadsX x threadsY threads, the innermost
+  /// axis fastest (neighbouring threads read neighbouring addresses).
+  void stage(Halide::Func panel, const Halide::LoopLevel &at, int threadsX,
+             int threadsY) const;
   /// Keeps `func`, computed at block level, in each thread's registers
   /// (the part a thread owns).
   void registers(Halide::Func func) const;

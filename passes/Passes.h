@@ -98,10 +98,13 @@ ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
                                    int64_t rank);
 /// The schedule of attn.attention with `width` output columns per head over
 /// `keys` keys (either may be dynamic): on a CPU blocks of queries x keys
-/// (compute = tile), on CUDA a tile of threads. Under a chunk mask
-/// (`chunkMask`) the CPU schedule is one query row at a time (compute =
-/// row), which visits only the row's chunk: blocked attention cannot skip
-/// other chunks' blocks (see blockKept in codegen/Attention.cpp).
+/// (compute = tile); on CUDA blocks of 64 queries x up to 64 value columns
+/// with 32 keys per step in shared memory (shared = true; see
+/// codegen/AttentionGpu.cpp), or one thread per output element when the
+/// width is dynamic. Under a chunk mask (`chunkMask`) the schedule is one
+/// query row at a time (compute = row on a CPU), which visits only the
+/// row's chunk: blocked attention cannot skip other chunks' blocks (see
+/// blockKept in codegen/ScoreRegion.h).
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
                                      const TargetInfo &target, int64_t width,
                                      int64_t keys, bool chunkMask = false);

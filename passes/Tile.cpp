@@ -272,6 +272,23 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
                                                  bool chunkMask) {
   ScheduleParams p;
   if (target.isGpu()) {
+    if (!ShapedType::isDynamic(width) && !chunkMask) {
+      // Blocked: 64 queries by up to 64 value columns of one head per
+      // block (the largest power of two dividing the head's columns),
+      // 16 x 16 threads of up to 4 x 4 outputs, 32 keys per step with
+      // their weights and values in shared memory.
+      int64_t columns = 1;
+      while (columns < 64 && width % (2 * columns) == 0)
+        columns *= 2;
+      p.tileX = columns;
+      p.tileY = 64;
+      p.gpuThreadsX = std::min<int64_t>(16, columns);
+      p.gpuThreadsY = 16;
+      p.splitK = 32;
+      p.shared = true;
+      return ScheduleAttr::get(context, p);
+    }
+    // Row-wise: one thread per output element.
     p.tileX = p.gpuThreadsX = fitPowerOf2(32, width);
     p.tileY = p.gpuThreadsY = 8;
     return ScheduleAttr::get(context, p);

@@ -191,7 +191,7 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     | `split_k` | i64 | 0 | block of the reduction axis for cache blocking (matmul, dense); 0 = not split |
     | `parallel` | bool | false | run the outermost row loop on all threads |
     | `gpu_threads` | `[x, y]` | `[0, 0]` | CUDA threads of a block over the tile; `[0, 0]` = not on a GPU; a block computes one tile, each thread tile / gpu_threads elements (a contiguous register tile in products, interleaved elsewhere) |
-    | `shared` | bool | false | products only: per reduction step, stage split_k-deep panels of both operands of the block in GPU shared memory |
+    | `shared` | bool | false | GPU: in a product, per reduction step, stage split_k-deep panels of both operands of the block in shared memory; in an attention, blocked attention (per step of split_k keys, the block's weights and values in shared memory) |
     | `compute` | `root`, `row`, `inline`, `tile` | `root` | where the stage is computed (see ComputeAt) |
 
     Parameters may be written in any order and any subset; they print in the
@@ -202,7 +202,9 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     unroll x divides the vectors of tile x (tile x / vector), unroll y
     divides tile y; `gpu_threads` has at most 1024 threads, divides the
     tile and excludes `vector` > 1; `shared` needs `gpu_threads` and
-    `split_k`, and is for products (checked per op by verifyScheduleForOp);
+    `split_k`, and is for products and attention (checked per op by
+    verifyScheduleForOp: on an attention tile x divides the value columns
+    per head and split_k is a multiple of gpu_threads x);
     `compute = inline` has no loops of its own (all other parameters at
     their defaults); `compute = tile` needs a vector register tile and
     `split_k` (the block size) and is for CPUs (no `gpu_threads`). Target budgets (registers, caches, shared memory) are

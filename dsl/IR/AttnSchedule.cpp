@@ -349,12 +349,34 @@ mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
   if (schedule.getCompute() == ComputeAt::tile && !isa<AttentionOp>(op))
     return emitError() << "schedule compute = tile is for attn.attention, not '"
                        << op->getName() << "'";
-  // Shared-memory staging is a GEMM's: panels of both operands per step.
-  if (schedule.getShared() &&
-      !isa<DenseOp, MatmulOp, ChunkStateOp, StateApplyOp>(op))
+  if (!schedule.getShared())
+    return success();
+  // Shared-memory staging: a product's operand panels per step, or blocked
+  // attention's weights and values per key block.
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    int64_t width =
+        cast<RankedTensorType>(attention.getV().getType()).getShape().back();
+    int64_t perHead = ShapedType::isDynamic(width)
+                          ? width
+                          : width / static_cast<int64_t>(attention.getHeads());
+    if (ShapedType::isDynamic(perHead) || perHead % schedule.getTileX() != 0)
+      return emitError() << "schedule tile x " << schedule.getTileX()
+                         << " must divide the value columns per head ("
+                         << (ShapedType::isDynamic(perHead)
+                                 ? std::string("dynamic")
+                                 : std::to_string(perHead))
+                         << ") for blocked attention on a GPU";
+    if (schedule.getSplitK() % schedule.getGpuThreadsX() != 0)
+      return emitError() << "schedule split_k " << schedule.getSplitK()
+                         << " (keys per block) must be a multiple of "
+                            "gpu_threads x "
+                         << schedule.getGpuThreadsX();
+    return success();
+  }
+  if (!isa<DenseOp, MatmulOp, ChunkStateOp, StateApplyOp>(op))
     return emitError() << "schedule shared = true stages the operands of a "
                           "product (attn.dense, attn.matmul, attn.chunk_state, "
-                          "attn.state_apply), not of '"
+                          "attn.state_apply) or an attention, not of '"
                        << op->getName() << "'";
   return success();
 }

@@ -190,8 +190,30 @@ func.func @shared_without_split_k(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) 
 // -----
 
 func.func @shared_not_a_product(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule shared = true stages the operands of a product (attn.dense, attn.matmul, attn.chunk_state, attn.state_apply), not of 'attn.relu'}}
+  // expected-error @+1 {{schedule shared = true stages the operands of a product (attn.dense, attn.matmul, attn.chunk_state, attn.state_apply) or an attention, not of 'attn.relu'}}
   %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], split_k = 16, shared = true>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @shared_attention_tile_across_heads(%q: tensor<?x64xf32>, %v: tensor<?x96xf32>) -> tensor<?x96xf32> {
+  // expected-error @+1 {{schedule tile x 64 must divide the value columns per head (48) for blocked attention on a GPU}}
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 2 {attn.schedule = #attn.schedule<tile = [64, 64], split_k = 32, gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x96xf32> -> tensor<?x96xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0 : tensor<?x96xf32>
+}
+
+// -----
+
+func.func @shared_attention_keys_not_dealt(%q: tensor<?x64xf32>, %v: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule split_k 24 (keys per block) must be a multiple of gpu_threads x 16}}
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<tile = [64, 64], split_k = 24, gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
   return %0 : tensor<?x64xf32>
 }
 

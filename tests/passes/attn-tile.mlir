@@ -43,11 +43,12 @@ func.func @matmul(%a: tensor<?x?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x?x3
 // -----
 
 // Softmax attention: blocks of queries x keys on a CPU (the softmax in two
-// sweeps over the key blocks); 32 x 8 threads on CUDA.
+// sweeps over the key blocks); on CUDA blocks of 64 queries x 32 value
+// columns (16 x 16 threads), 32 keys per step staged in shared memory.
 // CHECK-LABEL: func.func @attention
 // AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 128, parallel = true, compute = tile>}
 // AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 128, parallel = true, compute = tile>}
-// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = root>}
+// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 64], split_k = 32, gpu_threads = [16, 16], shared = true, compute = root>}
 // CHECK-NOT: attn.schedule
 // CHECK: attn.yield
 func.func @attention(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32xf32>, %rel: tensor<63xf32>) -> tensor<?x32xf32> {
@@ -64,14 +65,14 @@ func.func @attention(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32
 
 // Attention with one head and no softmax (GAU, FLASH's chunks): blocks of
 // queries x keys (compute = tile), 128 keys over a sequence, 64 inside
-// chunks of 256; 32 x 8 threads on CUDA.
+// chunks of 256; on CUDA the same blocks as softmax attention.
 // CHECK-LABEL: func.func @blocked_attention
 // AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 128, parallel = true, compute = tile>}
 // AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, parallel = true, compute = tile>}
 // AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 128, parallel = true, compute = tile>}
 // AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 64, parallel = true, compute = tile>}
-// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = root>}
-// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = root>}
+// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 64], split_k = 32, gpu_threads = [16, 16], shared = true, compute = root>}
+// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<tile = [32, 64], split_k = 32, gpu_threads = [16, 16], shared = true, compute = root>}
 func.func @blocked_attention(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>, %cq: tensor<?x256x64xf32>, %cv: tensor<?x256x32xf32>) -> (tensor<?x32xf32>, tensor<?x256x32xf32>) {
   %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):

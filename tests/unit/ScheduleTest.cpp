@@ -389,7 +389,19 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx2, 1024, kDyn)),
             "#attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], "
             "split_k = 128, parallel = true, compute = tile>");
+  // CUDA: blocks of 64 queries x the largest power of two <= 64 dividing
+  // the head's value columns; row-wise for chunk masks and unknown widths.
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128, kDyn)),
+            "#attn.schedule<tile = [64, 64], split_k = 32, gpu_threads = "
+            "[16, 16], shared = true, compute = root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 48, kDyn)),
+            "#attn.schedule<tile = [16, 64], split_k = 32, gpu_threads = "
+            "[16, 16], shared = true, compute = root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128, kDyn,
+                                          /*chunkMask=*/true)),
+            "#attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = "
+            "root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, kDyn, kDyn)),
             "#attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = "
             "root>");
 }
