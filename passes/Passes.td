@@ -169,10 +169,11 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
     `attn.transpose`, `attn.weight`, `attn.constant`, `attn.unchunk`),
     scalar ops inside score regions and layer ops stay unscheduled;
     `attn.chunk` is stored (its consumers read it many times, and reading
-    the zero-padded view through them measured slower). Inside an `attn.kernel` (see `attn-fuse`), on a CPU the
-    kernel's anchor gets its schedule and every other elementwise member
-    `compute = inline` (run inside the anchor's loops); on CUDA every member
-    gets its own schedule for now. Nothing outside a kernel is inlined.
+    the zero-padded view through them measured slower). Inside an `attn.kernel` (see `attn-fuse`), the kernel's anchor gets its
+    schedule and every other elementwise member `compute = inline` (run
+    inside the anchor's loops: a product's output stage, or on CUDA the
+    staging of its left operand panel), on a CPU and on CUDA alike.
+    Nothing outside a kernel is inlined.
 
     The cost model (`TargetInfo`: f32 lanes 16 / 8 / 4 for avx512 / avx2 /
     generic, vector registers 32 / 16 / 16, L1 32 KiB, L2 1 MiB; CUDA: at most

@@ -339,7 +339,7 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
                                         const TargetInfo &target) {
   if (op->getNumResults() != 1)
     return {};
-  if (!target.isGpu() && isInlinedMember(op)) {
+  if (isInlinedMember(op)) {
     ScheduleParams fused;
     fused.compute = ComputeAt::inlined;
     return ScheduleAttr::get(op->getContext(), fused);

@@ -197,10 +197,12 @@ model fused_products {
   output y = (x @ w1 + u * x) @ w2 + x @ w3
 }
 )";
-  for (ScheduleKind schedule : {ScheduleKind::Default, ScheduleKind::Naive})
-    expectMatchesReference(*compileAttn(source, schedule),
-                           {{1, 1}, {1, 7}, {1, 100}}, 4, 8, 1e-5,
-                           "fused_products");
+  for (Variant variant :
+       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
+    expectMatchesReference(
+        *compileAttn(source, kindOf(variant), targetOf(variant)),
+        {{1, 1}, {1, 7}, {1, 100}}, 4, 8, 1e-5,
+        std::string("fused_products ") + variantName(variant));
 }
 
 // Hand-written schedules that unroll only part of the register tile (the

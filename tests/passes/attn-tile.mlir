@@ -178,11 +178,10 @@ func.func @over_budget(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 
 // -----
 
-// Kernels (formed by attn-fuse): on CPU the anchor (the product) gets its
-// loop schedule and every elementwise member runs inside it (compute =
-// inline: the activation in its output stage, the prologue in its loads);
-// the split view stays unscheduled. On CUDA every member keeps its own
-// kernel for now.
+// Kernels (formed by attn-fuse): the anchor (the product) gets its loop
+// schedule and every elementwise member runs inside it (compute = inline:
+// the activation in its output stage, the prologue in its loads or, on
+// CUDA, its shared-memory staging); the split view stays unscheduled.
 // CHECK-LABEL: func.func @fused
 // AVX512: attn.dense {{.*}}tile = [64, 6]
 // AVX512: attn.silu {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
@@ -204,9 +203,17 @@ func.func @over_budget(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // AVX512: attn.dense {{.*}}tile = [64, 6]
 // Outside kernels nothing is inlined.
 // AVX512: attn.sub {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
-// CUDA: attn.silu {{.*}}gpu_threads
-// CUDA: attn.add {{.*}}gpu_threads
+// CUDA: attn.dense {{.*}}gpu_threads = [16, 16], shared = true
+// CUDA: attn.silu {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// CUDA: attn.add {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// CUDA: attn.mul {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// CUDA: attn.dense {{.*}}gpu_threads = [16, 16], shared = true
+// CUDA: attn.add {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// CUDA: attn.exp {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// CUDA: attn.neg {{.*}}gpu_threads
 // CUDA: attn.mul {{.*}}gpu_threads
+// CUDA: attn.layer_norm {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// CUDA: attn.sub {{.*}}gpu_threads
 func.func @fused(%x: tensor<?x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>, %w2: tensor<64x64xf32>, %b2: tensor<64xf32>) -> tensor<?x64xf32> {
   %u, %v = attn.kernel -> tensor<?x64xf32>, tensor<?x64xf32> {
     %d = attn.dense %x, %w, %b : tensor<?x64xf32>, tensor<64x128xf32>, tensor<128xf32> -> tensor<?x128xf32>
