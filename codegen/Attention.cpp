@@ -334,6 +334,14 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
   handled = static_cast<bool>(attention);
   if (!attention)
     return mlir::success();
+  for (mlir::Value operand :
+       {attention.getQ(), attention.getK(), attention.getV()}) {
+    auto type = mlir::cast<mlir::RankedTensorType>(operand.getType());
+    if (type.isDynamicDim(type.getRank() - 1))
+      return attention.emitError()
+             << "code generation needs the feature dims of attention's q, k "
+                "and v to be static, but one is " << operand.getType();
+  }
   if (attn::ScheduleAttr attr = lowering.schedule();
       attr && attr.getCompute() == attn::ComputeAt::tile) {
     if (lowering.options.gpu)

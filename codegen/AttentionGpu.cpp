@@ -135,7 +135,11 @@ mlir::LogicalResult lowerGpuTiledAttention(Lowering &lowering,
           {si % tileY, si / tileY, sh});
       for (size_t d = batchRank; d-- > 0;)
         at.push_back(sBatch[d]);
-      score = exp(score - stats(at)[0]) / stats(at)[1];
+      // A row whose kept keys all score -inf has l = 0: weights 0, as on
+      // the CPU.
+      Expr total = stats(at)[1];
+      keep = keep && total > 0.0f;
+      score = exp(score - stats(at)[0]) / total;
     }
     define(weights, sVars, select(keep, score, 0.0f));
   }
@@ -224,14 +228,18 @@ mlir::LogicalResult lowerGpuTiledAttention(Lowering &lowering,
     for (size_t d = 0; d < batchRank; ++d)
       stats.bound_extent(bVars[d], 1);
     gpu.shared(stats);
-    // The rows dealt over the block's thread grid (tx wide), so that the
-    // block keeps the threads of the other stages.
-    Var sx("sx"), sy("sy");
-    stats.split(bii, sy, sx, threadsX, TailStrategy::GuardWithIf);
+    // The rows dealt over the block's thread grid (tx x ty, more rows in
+    // a serial loop), so that the block keeps the threads of the other
+    // stages.
+    Var sx("sx"), sy("sy"), so("so");
+    stats.split(bii, sy, sx, threadsX, TailStrategy::GuardWithIf)
+        .split(sy, so, sy, threadsY, TailStrategy::GuardWithIf)
+        .reorder(so, sx, sy);
     gpu.threads(stats, {sx, sy});
     Stage update = stats.update();
     update.split(bii, sy, sx, threadsX, TailStrategy::GuardWithIf)
-        .reorder(outerOf({sweep.x, sx, sy, sweep.y}));
+        .split(sy, so, sy, threadsY, TailStrategy::GuardWithIf)
+        .reorder(outerOf({sweep.x, so, sx, sy, sweep.y}));
     gpu.threads(update, {sx, sy});
     scheduleBlock(maxScores, maxQk, maxR, LoopLevel(stats, sweep.y));
   }

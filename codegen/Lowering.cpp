@@ -150,15 +150,18 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
     func.tile(x, vars[vars.size() - 2], bx, by, xi, yi, tileX, tileY,
               TailStrategy::GuardWithIf)
         .tile(xi, yi, ux, uy, tx, ty, threadsX, threadsY,
-              TailStrategy::GuardWithIf)
-        .reorder(ux, uy, tx, ty)
-        .unroll(ux)
-        .unroll(uy);
+              TailStrategy::GuardWithIf);
+    // Row blocks of every batch entry on grid x (up to 2^31 - 1 blocks;
+    // grid y and z stop at 65535), column blocks on grid y.
+    Var rows = by;
+    for (size_t d = vars.size() - 2; d-- > 0;) {
+      Var next(rows.name() + "_" + vars[d].name());
+      func.fuse(rows, vars[d], next);
+      rows = next;
+    }
+    func.reorder(ux, uy, tx, ty, rows, bx).unroll(ux).unroll(uy);
     gpu.threads(func, {tx, ty});
-    if (vars.size() > 2)
-      gpu.blocks(func, {bx, by, fuseOuter(func, vars, vars.size() - 2)});
-    else
-      gpu.blocks(func, {bx, by});
+    gpu.blocks(func, {rows, bx});
     return LoopLevel::root();
   }
   int vector = int(attr.getVector()), tileX = int(attr.getTileX());

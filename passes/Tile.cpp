@@ -273,18 +273,26 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
   ScheduleParams p;
   if (target.isGpu()) {
     if (!ShapedType::isDynamic(width) && !chunkMask) {
-      // Blocked: 64 queries by up to 64 value columns of one head per
-      // block (the largest power of two dividing the head's columns),
-      // 16 x 16 threads of up to 4 x 4 outputs, 32 keys per step with
-      // their weights and values in shared memory.
+      // Blocked: 64 queries by up to 256 value columns of one head per
+      // block (the largest power of two dividing the head's columns:
+      // every column block recomputes the block's weights, so wide
+      // blocks for wide heads), 16 x 16 threads of up to 16 x 4 outputs,
+      // 32 keys per step (16 with 256 columns) with their weights and
+      // values in shared memory (at most 24 KiB, 32.5 KiB with softmax).
+      // Heads of fewer than 16 columns stay row-wise (too few threads).
       int64_t columns = 1;
-      while (columns < 64 && width % (2 * columns) == 0)
+      while (columns < 256 && width % (2 * columns) == 0)
         columns *= 2;
+      if (columns < 16) {
+        p.tileX = p.gpuThreadsX = fitPowerOf2(32, width);
+        p.tileY = p.gpuThreadsY = 8;
+        return ScheduleAttr::get(context, p);
+      }
       p.tileX = columns;
       p.tileY = 64;
       p.gpuThreadsX = std::min<int64_t>(16, columns);
       p.gpuThreadsY = 16;
-      p.splitK = 32;
+      p.splitK = columns > 128 ? 16 : 32;
       p.shared = true;
       return ScheduleAttr::get(context, p);
     }

@@ -15,3 +15,10 @@ config.environment["PATH"] = os.pathsep.join(
     [config.attnc_tools_dir, config.llvm_tools_dir, "/usr/lib/llvm-19/bin",
      config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%examples", os.path.join(config.attnc_src_root, "examples")))
+
+# CUDA's PTX assembler, where the toolkit is installed: the generated GPU
+# kernels are assembled for a real architecture (no GPU needed).
+ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

@@ -203,8 +203,10 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     divides tile y; `gpu_threads` has at most 1024 threads, divides the
     tile and excludes `vector` > 1; `shared` needs `gpu_threads` and
     `split_k`, and is for products and attention (checked per op by
-    verifyScheduleForOp: on an attention tile x divides the value columns
-    per head and split_k is a multiple of gpu_threads x);
+    verifyScheduleForOp: a product's GPU tile has at most 4096 elements;
+    on an attention tile x divides the value columns per head, split_k is
+    a multiple of gpu_threads x, each thread keeps at most 64 scores, the
+    query features are static and the staged bytes fit 48 KiB);
     `compute = inline` has no loops of its own (all other parameters at
     their defaults); `compute = tile` needs a vector register tile and
     `split_k` (the block size) and is for CPUs (no `gpu_threads`). Target budgets (registers, caches, shared memory) are

@@ -26,6 +26,13 @@ using namespace mlir::attn;
 static constexpr int64_t kMaxVectorLanes = 64;
 /// Most threads of one CUDA block.
 static constexpr int64_t kMaxGpuThreads = 1024;
+/// Shared memory one CUDA block may use without opting in (all GPUs).
+static constexpr int64_t kMaxGpuSharedBytes = 48 * 1024;
+/// Most elements a GPU product's tile may have: Halide 14 gives every
+/// thread a local-memory copy of the block's accumulator tile.
+static constexpr int64_t kMaxGpuProductTile = 64 * 64;
+/// Most score dot products one GPU thread keeps in registers.
+static constexpr int64_t kMaxGpuThreadScores = 64;
 
 //===----------------------------------------------------------------------===//
 // Accessors
@@ -366,11 +373,36 @@ mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
                                  ? std::string("dynamic")
                                  : std::to_string(perHead))
                          << ") for blocked attention on a GPU";
-    if (schedule.getSplitK() % schedule.getGpuThreadsX() != 0)
-      return emitError() << "schedule split_k " << schedule.getSplitK()
+    int64_t keys = schedule.getSplitK(), rows = schedule.getTileY();
+    if (keys % schedule.getGpuThreadsX() != 0)
+      return emitError() << "schedule split_k " << keys
                          << " (keys per block) must be a multiple of "
                             "gpu_threads x "
                          << schedule.getGpuThreadsX();
+    int64_t scores =
+        (keys / schedule.getGpuThreadsX()) * (rows / schedule.getGpuThreadsY());
+    if (scores > kMaxGpuThreadScores)
+      return emitError() << "schedule split_k " << keys << " x tile y " << rows
+                         << " gives each thread " << scores
+                         << " score dot products to keep in registers; at "
+                            "most "
+                         << kMaxGpuThreadScores;
+    auto q = cast<RankedTensorType>(attention.getQ().getType());
+    if (q.isDynamicDim(q.getRank() - 1))
+      return emitError() << "blocked attention on a GPU needs a static "
+                            "number of query features";
+    // Weights and values per step; softmax adds the block of scores of its
+    // first sweep and each row's maximum and sum.
+    bool softmax = attention.getNormalize() == Normalize::softmax;
+    int64_t bytes = 4 * keys * (schedule.getTileX() + rows) +
+                    (softmax ? 4 * keys * rows + 8 * rows : 0);
+    if (bytes > kMaxGpuSharedBytes)
+      return emitError() << "schedule stages " << bytes
+                         << " bytes in shared memory per block (weights and "
+                            "values"
+                         << (softmax ? ", softmax scores and row statistics"
+                                     : "")
+                         << "); a CUDA block has " << kMaxGpuSharedBytes;
     return success();
   }
   if (!isa<DenseOp, MatmulOp, ChunkStateOp, StateApplyOp>(op))
@@ -378,5 +410,13 @@ mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
                           "product (attn.dense, attn.matmul, attn.chunk_state, "
                           "attn.state_apply) or an attention, not of '"
                        << op->getName() << "'";
+  int64_t tile = schedule.getTileX() * schedule.getTileY();
+  if (tile > kMaxGpuProductTile)
+    return emitError() << "schedule tile [" << schedule.getTileX() << ", "
+                       << schedule.getTileY() << "] of a product on a GPU has "
+                       << tile << " accumulators; at most "
+                       << kMaxGpuProductTile
+                       << " (Halide 14 keeps a copy of the block's tile in "
+                          "each thread's local memory)";
   return success();
 }

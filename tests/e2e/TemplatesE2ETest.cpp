@@ -227,5 +227,32 @@ TEST(FusionTest, PartlyUnrolledTilesMatchTheFp64Reference) {
                          {{1, 1}, {1, 40}, {1, 100}}, 4, 8, 1e-5, "partial");
 }
 
+// Softmax attention whose query 0 scores -inf for every key (log of its
+// position): that row is 0, as the reference says, with every schedule
+// (the blocked CPU and CUDA forms divide by the row's sum of exponentials).
+TEST(AttentionTest, RowsWithOnlyMinusInfinityScoresAreZero) {
+  const char *ir = R"(func.func @minus_inf(
+    %x: tensor<?x32xf32> {attn.name = "x", attn.dims = ["n", ""]})
+    -> (tensor<?x32xf32> {attn.name = "y", attn.dims = ["n", ""]})
+    attributes {attn.model, attn.runtime_dims = {n = "seq"}} {
+  %y = attn.attention %x, %x, %x mask = #attn.mask<causal> normalize = softmax heads = 1
+      : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %m: index):
+    %ii = arith.index_cast %i : index to i64
+    %fi = arith.sitofp %ii : i64 to f32
+    %l = math.log %fi : f32
+    %s = arith.addf %qk, %l : f32
+    attn.yield %s : f32
+  }
+  return %y : tensor<?x32xf32>
+})";
+  for (Variant variant :
+       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
+    expectMatchesReference(
+        *compileIR(ir, kindOf(variant), targetOf(variant)),
+        {{1, 1}, {1, 9}, {1, 150}}, 4, 8, 1e-5,
+        std::string("minus_inf ") + variantName(variant));
+}
+
 } // namespace
 } // namespace attnc::e2e

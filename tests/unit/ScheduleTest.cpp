@@ -389,10 +389,13 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx2, 1024, kDyn)),
             "#attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], "
             "split_k = 128, parallel = true, compute = tile>");
-  // CUDA: blocks of 64 queries x the largest power of two <= 64 dividing
+  // CUDA: blocks of 64 queries x the largest power of two <= 256 dividing
   // the head's value columns; row-wise for chunk masks and unknown widths.
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128, kDyn)),
-            "#attn.schedule<tile = [64, 64], split_k = 32, gpu_threads = "
+            "#attn.schedule<tile = [128, 64], split_k = 32, gpu_threads = "
+            "[16, 16], shared = true, compute = root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 1024, kDyn)),
+            "#attn.schedule<tile = [256, 64], split_k = 16, gpu_threads = "
             "[16, 16], shared = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 48, kDyn)),
             "#attn.schedule<tile = [16, 64], split_k = 32, gpu_threads = "
