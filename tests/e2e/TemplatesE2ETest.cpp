@@ -254,5 +254,31 @@ TEST(AttentionTest, RowsWithOnlyMinusInfinityScoresAreZero) {
         std::string("minus_inf ") + variantName(variant));
 }
 
+// Attention over features whose count is only known at run time is
+// rejected with a diagnostic at the op (code generation reads the head
+// width from the type).
+TEST(AttentionTest, DynamicFeatureDimsAreRejected) {
+  const char *ir = R"(func.func @dynamic_features(
+    %x: tensor<?x?xf32> {attn.name = "x", attn.dims = ["n", "d"]})
+    -> (tensor<?x?xf32> {attn.name = "y", attn.dims = ["n", "d"]})
+    attributes {attn.model, attn.runtime_dims = {n = "seq", d = "seq"}} {
+  %y = attn.attention %x, %x, %x mask = #attn.mask<causal> normalize = softmax heads = 1
+      : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %m: index):
+    attn.yield %qk : f32
+  }
+  return %y : tensor<?x?xf32>
+})";
+  for (Variant variant : {Variant::Default, Variant::CudaOnHost}) {
+    auto model = compileIR(ir, kindOf(variant), targetOf(variant));
+    EXPECT_FALSE(model->jit) << variantName(variant);
+    EXPECT_NE(model->diagnostics.find(
+                  "code generation needs the feature dims of attention's q, "
+                  "k and v to be static, but one is 'tensor<?x?xf32>'"),
+              std::string::npos)
+        << variantName(variant) << ": " << model->diagnostics;
+  }
+}
+
 } // namespace
 } // namespace attnc::e2e
