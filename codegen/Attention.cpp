@@ -60,6 +60,13 @@ Expr blockKept(attn::MaskAttr mask, int rowBlock, int keyBlock,
   return Internal::const_true();
 }
 
+int featuresPerHead(attn::AttentionOp attention, mlir::Value value) {
+  return static_cast<int>(mlir::cast<mlir::RankedTensorType>(value.getType())
+                              .getShape()
+                              .back()) /
+         static_cast<int>(attention.getHeads());
+}
+
 mlir::LogicalResult
 defineBlockScores(Lowering &lowering, attn::AttentionOp attention,
                   const std::vector<Var> &sVars, const std::string &name,
@@ -68,11 +75,7 @@ defineBlockScores(Lowering &lowering, attn::AttentionOp attention,
   size_t rank = q.rank();
   Expr rows = q.extents[rank - 2];
   Expr keys = lowering.get(attention.getK()).extents[rank - 2];
-  int dk = static_cast<int>(
-               mlir::cast<mlir::RankedTensorType>(attention.getQ().getType())
-                   .getShape()
-                   .back()) /
-           static_cast<int>(attention.getHeads());
+  int dk = featuresPerHead(attention, attention.getQ());
   Index batch(sVars.begin(), sVars.begin() + (rank - 2));
   Var h = sVars[rank - 2], i = sVars[rank - 1], j = sVars[rank];
   qk = Func(name + "_qk");
@@ -107,15 +110,8 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   size_t batchRank = rank - 2;
   Expr rows = q.extents[rank - 2], keys = k.extents[rank - 2];
   Expr width = v.extents.back();
-  int heads = static_cast<int>(attention.getHeads());
-  auto featuresOf = [&](mlir::Value value) {
-    return static_cast<int>(
-               mlir::cast<mlir::RankedTensorType>(value.getType())
-                   .getShape()
-                   .back()) /
-           heads;
-  };
-  int dk = featuresOf(attention.getQ()), dv = featuresOf(attention.getV());
+  int dk = featuresPerHead(attention, attention.getQ()),
+      dv = featuresPerHead(attention, attention.getV());
   bool softmax = attention.getNormalize() == attn::Normalize::softmax;
   GemmTile tile;
   tile.set(attr);
@@ -355,13 +351,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
   const HTensor &q = lowering.get(attention.getQ());
   const HTensor &k = lowering.get(attention.getK());
   const HTensor &v = lowering.get(attention.getV());
-  int heads = static_cast<int>(attention.getHeads());
-  auto widthOf = [](mlir::Value value) {
-    return static_cast<int>(
-        mlir::cast<mlir::RankedTensorType>(value.getType()).getShape().back());
-  };
-  int dk = widthOf(attention.getQ()) / heads;
-  int dv = widthOf(attention.getV()) / heads;
+  int dk = featuresPerHead(attention, attention.getQ());
+  int dv = featuresPerHead(attention, attention.getV());
   size_t batchRank = q.rank() - 2;
   Expr keyLength = k.extents[k.rank() - 2];
 

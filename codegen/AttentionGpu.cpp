@@ -35,12 +35,7 @@ mlir::LogicalResult lowerGpuTiledAttention(Lowering &lowering,
   size_t rank = q.rank();
   size_t batchRank = rank - 2;
   Expr keys = k.extents[rank - 2];
-  // Value columns per head.
-  int dv = static_cast<int>(
-               mlir::cast<mlir::RankedTensorType>(attention.getV().getType())
-                   .getShape()
-                   .back()) /
-           static_cast<int>(attention.getHeads());
+  int dv = featuresPerHead(attention, attention.getV());
   bool softmax = attention.getNormalize() == attn::Normalize::softmax;
   attn::MaskAttr mask = attention.getMask();
   int tileX = int(attr.getTileX()), tileY = int(attr.getTileY());
@@ -204,14 +199,8 @@ mlir::LogicalResult lowerGpuTiledAttention(Lowering &lowering,
     order.push_back(cb);
     stage.reorder(outerOf(order)).unroll(cj).unroll(ri);
     gpu.threads(stage, {ct, rt});
-    std::vector<Var> outer(bVars.begin(), bVars.begin() + batchRank + 1);
-    Var fused = outer.back();
-    for (size_t d = outer.size() - 1; d-- > 0;) {
-      Var next(fused.name() + "_" + outer[d].name());
-      stage.fuse(fused, outer[d], next);
-      fused = next;
-    }
-    gpu.blocks(stage, {cb, brb, fused});
+    // Heads and batch entries fused into grid z.
+    gpu.blocks(stage, {cb, brb, fuseOuter(stage, bVars, batchRank + 1)});
   };
   acc.compute_root();
   tileAcc(acc, {}, {});

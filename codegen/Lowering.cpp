@@ -153,12 +153,9 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
               TailStrategy::GuardWithIf);
     // Row blocks of every batch entry on grid x (up to 2^31 - 1 blocks;
     // grid y and z stop at 65535), column blocks on grid y.
-    Var rows = by;
-    for (size_t d = vars.size() - 2; d-- > 0;) {
-      Var next(rows.name() + "_" + vars[d].name());
-      func.fuse(rows, vars[d], next);
-      rows = next;
-    }
+    std::vector<Var> rowLoops(vars.begin(), vars.end() - 2);
+    rowLoops.push_back(by);
+    Var rows = fuseOuter(func, rowLoops, rowLoops.size());
     func.reorder(ux, uy, tx, ty, rows, bx).unroll(ux).unroll(uy);
     gpu.threads(func, {tx, ty});
     gpu.blocks(func, {rows, bx});
@@ -214,12 +211,12 @@ LoopLevel Lowering::scheduleRoot(Func func, const std::vector<Var> &vars,
   return LoopLevel(func, rows);
 }
 
-Var fuseOuter(Func func, const std::vector<Var> &vars, size_t count) {
+Var fuseOuter(Stage stage, const std::vector<Var> &vars, size_t count) {
   // vars are MLIR order: vars[count - 1] is the innermost of the group.
   Var fused = vars[count - 1];
   for (size_t i = count - 1; i-- > 0;) {
     Var next(fused.name() + "_" + vars[i].name());
-    func.fuse(fused, vars[i], next);
+    stage.fuse(fused, vars[i], next);
     fused = next;
   }
   return fused;

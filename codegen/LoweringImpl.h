@@ -46,9 +46,10 @@ Halide::Expr callAt(const Halide::Func &func, const Index &index);
 void define(Halide::Func &func, const std::vector<Halide::Var> &vars,
             const Halide::Expr &value);
 
-/// Fuses the outermost `count` vars of `func` (MLIR order) into one loop
-/// and returns it (for a parallel loop over all rows of every batch entry).
-Halide::Var fuseOuter(Halide::Func func, const std::vector<Halide::Var> &vars,
+/// Fuses the outermost `count` vars of `stage` (MLIR order) into one loop
+/// and returns it (for a parallel loop over all rows of every batch entry,
+/// or one GPU grid axis).
+Halide::Var fuseOuter(Halide::Stage stage, const std::vector<Halide::Var> &vars,
                       size_t count);
 
 /// The activation of a unary attn op applied to `x`, or an undefined Expr

@@ -26,6 +26,10 @@ mlir::LogicalResult lowerScoreRegion(Lowering &lowering,
                                      mlir::attn::AttentionOp attention,
                                      const ScoreEnv &env, Halide::Expr &score);
 
+/// Features per head of attention operand `value` (q, k or v): its static
+/// last dim over the heads (lowerAttention rejects dynamic ones).
+int featuresPerHead(mlir::attn::AttentionOp attention, mlir::Value value);
+
 /// Whether `mask` keeps key j for query i.
 Halide::Expr maskKeeps(mlir::attn::MaskAttr mask, const Halide::Expr &i,
                        const Halide::Expr &j);

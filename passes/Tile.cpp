@@ -272,31 +272,27 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
                                                  bool chunkMask) {
   ScheduleParams p;
   if (target.isGpu()) {
-    if (!ShapedType::isDynamic(width) && !chunkMask) {
-      // Blocked: 64 queries by up to 256 value columns of one head per
-      // block (the largest power of two dividing the head's columns:
-      // every column block recomputes the block's weights, so wide
-      // blocks for wide heads), 16 x 16 threads of up to 16 x 4 outputs,
-      // 32 keys per step (16 with 256 columns) with their weights and
-      // values in shared memory (at most 24 KiB, 32.5 KiB with softmax).
-      // Heads of fewer than 16 columns stay row-wise (too few threads).
-      int64_t columns = 1;
+    // Blocked: 64 queries by up to 256 value columns of one head per block
+    // (the largest power of two dividing the head's columns: every column
+    // block recomputes the block's weights, so wide blocks for wide heads),
+    // 16 x 16 threads of up to 16 x 4 outputs, 32 keys per step (16 with
+    // 256 columns) with their weights and values in shared memory (at most
+    // 24 KiB, 32.5 KiB with softmax).
+    int64_t columns = 1;
+    if (!ShapedType::isDynamic(width) && !chunkMask)
       while (columns < 256 && width % (2 * columns) == 0)
         columns *= 2;
-      if (columns < 16) {
-        p.tileX = p.gpuThreadsX = fitPowerOf2(32, width);
-        p.tileY = p.gpuThreadsY = 8;
-        return ScheduleAttr::get(context, p);
-      }
+    if (columns >= 16) {
       p.tileX = columns;
       p.tileY = 64;
-      p.gpuThreadsX = std::min<int64_t>(16, columns);
+      p.gpuThreadsX = 16;
       p.gpuThreadsY = 16;
       p.splitK = columns > 128 ? 16 : 32;
       p.shared = true;
       return ScheduleAttr::get(context, p);
     }
-    // Row-wise: one thread per output element.
+    // Row-wise, one thread per output element: dynamic widths, chunk masks
+    // and heads of fewer than 16 columns (too few threads for blocks).
     p.tileX = p.gpuThreadsX = fitPowerOf2(32, width);
     p.tileY = p.gpuThreadsY = 8;
     return ScheduleAttr::get(context, p);

@@ -37,8 +37,9 @@ struct CompiledModel {
 /// Compiles .attn source text; on failure `jit` is null and `diagnostics`
 /// says why. The Default schedule is attn-tile's for `scheduleTarget`; a
 /// GPU target's schedules (blocks, threads, shared memory) then run on the
-/// host, where Halide runs GPU block and thread loops as parallel loops:
-/// this checks what they compute without a GPU.
+/// host through CodegenOptions::gpuOnHost (blocks in parallel, threads
+/// serially; Halide 14 cannot run GPU loops on a CPU): this checks what
+/// they compute without a GPU.
 std::unique_ptr<CompiledModel>
 compileAttn(const std::string &source, codegen::ScheduleKind schedule,
             const Halide::Target &scheduleTarget = Halide::get_host_target());
