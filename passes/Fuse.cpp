@@ -29,6 +29,12 @@ Operation *onlyUser(Value value) {
   return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
 }
 
+/// Whether `user` is a product that reads `value` as its left operand only.
+bool readsAsProductLhs(Operation *user, Value value) {
+  return user && isProduct(user) && user->getOperand(0) == value &&
+         !llvm::is_contained(user->getOperands().drop_front(), value);
+}
+
 /// The member `op` joins the kernel of, by the rules of the pass, or null.
 Operation *fusionPartner(Operation *op) {
   if (op->getNumOperands() == 0)
@@ -45,10 +51,7 @@ Operation *fusionPartner(Operation *op) {
   // product's staging of that operand.
   if (isNorm(op)) {
     Operation *user = onlyUser(op->getResult(0));
-    if (user && isProduct(user) && user->getOperand(0) == op->getResult(0) &&
-        !llvm::is_contained(user->getOperands().drop_front(), op->getResult(0)))
-      return user;
-    return nullptr;
+    return readsAsProductLhs(user, op->getResult(0)) ? user : nullptr;
   }
   // Prologue: elementwise into an elementwise user of the same type, or
   // into the left operand of a product.
@@ -63,8 +66,7 @@ Operation *fusionPartner(Operation *op) {
     // elementwise op twice is cheaper than storing it.
     if (isa<RopeOp>(user))
       return user;
-    if (isProduct(user) && user->getOperand(0) == result &&
-        !llvm::is_contained(user->getOperands().drop_front(), result))
+    if (readsAsProductLhs(user, result))
       return user;
   }
   return nullptr;
