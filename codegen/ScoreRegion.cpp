@@ -57,7 +57,8 @@ mlir::LogicalResult ScalarLowering::lower(mlir::Value value, Expr &result) {
 static Expr t5Bucket(const Expr &rp, bool causal, int buckets, int maxDistance) {
   int nb = causal ? buckets : buckets / 2;
   Expr ret = causal ? Expr(0) : select(rp > 0, nb, 0);
-  Expr r = causal ? max(-rp, 0) : abs(rp);
+  // Halide's abs() of an Int(32) is UInt(32); max(rp, -rp) keeps Int(32).
+  Expr r = causal ? max(-rp, 0) : max(rp, -rp);
   int exact = nb / 2;
   Expr ratio = log(cast<float>(max(r, 1)) / float(exact)) /
                std::log(float(maxDistance) / float(exact)) * float(nb - exact);
