@@ -81,6 +81,21 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
 
   // Helpers shared by every generated header.
   os << "#ifndef ATTNC_WRAPPER_HELPERS\n#define ATTNC_WRAPPER_HELPERS\n"
+     << "#ifdef __cplusplus\n#define ATTNC_THREAD_LOCAL thread_local\n"
+     << "#else\n#define ATTNC_THREAD_LOCAL _Thread_local\n#endif\n"
+     << "/* The last message of Halide's runtime on this thread. */\n"
+     << "static ATTNC_THREAD_LOCAL char attnc_halide_message[512];\n"
+     << "/* Halide's default handler aborts the process; this one keeps the\n"
+     << "   message for the status the wrapper returns. */\n"
+     << "static void attnc_halide_error(void *user_context, const char *m) "
+        "{\n"
+     << "  size_t len;\n  (void)user_context;\n"
+     << "  snprintf(attnc_halide_message, sizeof attnc_halide_message, "
+        "\"%s\", m);\n"
+     << "  len = strlen(attnc_halide_message);\n"
+     << "  while (len > 0 && attnc_halide_message[len - 1] == '\\n')\n"
+     << "    attnc_halide_message[--len] = '\\0';\n"
+     << "}\n\n"
      << "/* Describes a C-order tensor to Halide (innermost dim first). */\n"
      << "static inline void attnc_buffer(halide_buffer_t *b, "
         "halide_dimension_t *dims,\n"
@@ -203,15 +218,31 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
     buffer(wt, "w->" + cIdentifier(wt.name));
   for (const TensorInfo &out : pipeline.outputs())
     buffer(out, cIdentifier(out.name));
-  os << "  error = " << m << "_kernel(";
+  os << "  attnc_halide_message[0] = '\\0';\n"
+     << "  halide_set_error_handler(attnc_halide_error);\n"
+     << "  error = " << m << "_kernel(";
   for (size_t i = 0; i < buffers.size(); ++i)
     os << (i ? ", " : "") << buffers[i];
   os << ");\n"
      << "  if (error != 0) {\n"
-     << "    char message[128];\n"
+     << "    char message[768];\n"
+     << "    attn_status code = ATTN_ERROR_RUNTIME;\n"
+     << "    const char *what = \"the kernel failed\";\n"
+     << "    if (error == halide_error_code_out_of_memory) {\n"
+     << "      code = ATTN_ERROR_OUT_OF_MEMORY;\n"
+     << "      what = \"out of memory in the kernel\";\n"
+     << "    } else if (error == halide_error_code_buffer_allocation_too_large "
+        "||\n"
+     << "               error == halide_error_code_buffer_extents_too_large) "
+        "{\n"
+     << "      code = ATTN_ERROR_OUT_OF_MEMORY;\n"
+     << "      what = \"a buffer of the kernel would exceed 2^31 - 1 bytes at "
+        "this size\";\n"
+     << "    }\n"
      << "    snprintf(message, sizeof message, \"" << m
-     << "_run: the kernel failed with Halide error %d\", error);\n"
-     << "    return attn_set_error(ATTN_ERROR_RUNTIME, message);\n"
+     << "_run: %s (Halide error %d: %s)\", what, error,\n"
+     << "             attnc_halide_message);\n"
+     << "    return attn_set_error(code, message);\n"
      << "  }\n"
      << "  return ATTN_OK;\n}\n\n"
      << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << guard

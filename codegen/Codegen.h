@@ -68,10 +68,20 @@ public:
   /// JIT-compiles the pipeline for `target` (once; later calls are no-ops).
   void compileJit(const Halide::Target &target);
 
+  /// Checks, before anything is allocated, that a run with these shapes
+  /// (MLIR order, one per input and output) fits: every buffer the pipeline
+  /// stores within Halide's one-buffer limit, and the run within the
+  /// machine's memory. False with a message naming the buffer and its bytes.
+  bool checkResources(const std::vector<std::vector<int64_t>> &inputShapes,
+                      const std::vector<std::vector<int64_t>> &outputShapes,
+                      std::string &error) const;
+
   /// Runs the JIT-compiled pipeline. Buffers are in the order of inputs(),
   /// weights() and outputs(), in Halide order (innermost dim first), and
   /// must already have the right shapes (JitModel::prepare checks them).
-  /// Returns false with `error` set when the kernel reports a failure.
+  /// Returns false with `error` set when the kernel reports a failure: an
+  /// allocation that failed or exceeds Halide's limits is reported as such
+  /// (a resource error); anything else is an internal error.
   bool run(const std::vector<Halide::Buffer<float>> &inputs,
            const std::vector<Halide::Buffer<float>> &weights,
            std::vector<Halide::Buffer<float>> &outputs, std::string &error);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Jit.h"
+#include "codegen/Resources.h"
 
 #include <functional>
 #include <random>
@@ -16,10 +17,8 @@ HostTensor::HostTensor(std::vector<int64_t> s) : shape(std::move(s)) {
 }
 
 int64_t HostTensor::numElements() const {
-  int64_t count = 1;
-  for (int64_t size : shape)
-    count *= size;
-  return count;
+  int64_t bytes = f32Bytes(shape);
+  return bytes < 0 ? -1 : bytes / int64_t(sizeof(float));
 }
 
 std::string HostTensor::shapeString() const {
@@ -110,7 +109,9 @@ bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
       return false;
     }
   }
-  outputs.clear();
+  std::vector<std::vector<int64_t>> inputShapes, outputShapes;
+  for (const TensorInfo &info : model->inputs())
+    inputShapes.push_back(inputs.at(info.name).shape);
   for (const TensorInfo &info : model->outputs()) {
     std::vector<int64_t> shape;
     for (size_t i = 0; i < info.shape.size(); ++i) {
@@ -126,8 +127,14 @@ bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
       }
       shape.push_back(it->second.first);
     }
-    outputs[info.name] = HostTensor(shape);
+    outputShapes.push_back(shape);
   }
+  // Sizes first: nothing is allocated for a run that cannot fit.
+  if (!model->checkResources(inputShapes, outputShapes, error))
+    return false;
+  outputs.clear();
+  for (size_t i = 0; i < outputShapes.size(); ++i)
+    outputs[model->outputs()[i].name] = HostTensor(outputShapes[i]);
   return true;
 }
 
@@ -223,6 +230,8 @@ bool inputShapes(const std::vector<TensorInfo> &inputs,
       }
       shape.push_back(it->second);
     }
+    if (!checkBufferSize("input '" + info.name + "'", shape, error))
+      return false;
     shapes.push_back(shape);
   }
   return true;

@@ -25,7 +25,9 @@ struct HostTensor {
   std::vector<float> data;
 
   HostTensor() = default;
+  /// Zeros of `shape`, whose size the caller has checked (checkBufferSize).
   explicit HostTensor(std::vector<int64_t> shape);
+  /// The element count; -1 when an extent is negative or it overflows.
   int64_t numElements() const;
   std::string shapeString() const;
 };
@@ -73,7 +75,8 @@ HostTensor randomTensor(const std::vector<int64_t> &shape, uint64_t seed,
                         const std::string &name);
 
 /// Shapes of the inputs with runtime dims bound from `dims` (`n` -> 1024);
-/// false with a message when a runtime dim is missing from `dims`.
+/// false with a message when a runtime dim is missing from `dims` or an
+/// input would exceed the limits of one buffer (Resources.h).
 bool inputShapes(const std::vector<TensorInfo> &inputs,
                  const std::map<std::string, int64_t> &dims,
                  std::vector<std::vector<int64_t>> &shapes, std::string &error);

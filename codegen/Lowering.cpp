@@ -8,12 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LoweringImpl.h"
+#include "codegen/Resources.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
+#include <utility>
 
 namespace attnc::codegen {
 
@@ -263,7 +266,44 @@ mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
                                  : "");
 }
 
+/// Halide extents are 32-bit: a static axis beyond that is a user error at
+/// the op (or the function, for arguments), not a silent truncation.
+static mlir::LogicalResult checkStaticExtents(mlir::func::FuncOp func) {
+  auto tooLarge = [](mlir::Type type) {
+    auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
+    if (!tensor)
+      return false;
+    for (int64_t size : tensor.getShape())
+      if (!mlir::ShapedType::isDynamic(size) && size > kMaxExtent)
+        return true;
+    return false;
+  };
+  auto message = [](mlir::InFlightDiagnostic diag,
+                    mlir::Type type) -> mlir::LogicalResult {
+    diag << "code generation supports axes of at most " << kMaxExtent
+         << " elements, but a tensor here is " << type;
+    return mlir::failure();
+  };
+  for (mlir::Type type : func.getFunctionType().getInputs())
+    if (tooLarge(type))
+      return message(func.emitError(), type);
+  for (mlir::Type type : func.getFunctionType().getResults())
+    if (tooLarge(type))
+      return message(func.emitError(), type);
+  mlir::WalkResult walk = func.walk([&](mlir::Operation *op) {
+    for (mlir::Type type : op->getResultTypes())
+      if (tooLarge(type)) {
+        (void)message(op->emitError(), type);
+        return mlir::WalkResult::interrupt();
+      }
+    return mlir::WalkResult::advance();
+  });
+  return mlir::failure(walk.wasInterrupted());
+}
+
 mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
+  if (mlir::failed(checkStaticExtents(func)))
+    return mlir::failure();
   // Inputs: one ImageParam each, extents from the buffer at run time.
   for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
     auto type = mlir::dyn_cast<mlir::RankedTensorType>(arg.getType());
@@ -356,7 +396,37 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     if (mlir::failed(lowerOp(&op)))
       return mlir::failure();
   }
+  collectStoredBuffers(func);
   return mlir::success();
+}
+
+/// `model.attn:12:7`, or the location as MLIR prints it.
+static std::string locationText(mlir::Location loc) {
+  if (auto file = loc->findInstanceOf<mlir::FileLineColLoc>())
+    return (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+            ":" + std::to_string(file.getColumn()));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << loc;
+  return os.str();
+}
+
+void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
+  std::set<std::string> seen;
+  func.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
+    if (mlir::isa<mlir::attn::WeightOp, mlir::attn::KernelOp>(op))
+      return;
+    for (mlir::Value result : op->getResults()) {
+      auto it = values.find(result);
+      if (it == values.end() || !it->second.materialized ||
+          !seen.insert(it->second.func.name()).second)
+        continue;
+      stored.push_back({it->second.func.name(),
+                        "'" + op->getName().getStringRef().str() + "' at " +
+                            locationText(op->getLoc()),
+                        it->second.extents});
+    }
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -389,6 +459,11 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     peakLive = live;
   }
+  /// The size of the last allocation that failed (0: none), and resets it.
+  size_t takeFailedBytes() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::exchange(failedBytes, 0);
+  }
 
 private:
   static constexpr size_t kHeader = 64;
@@ -405,8 +480,10 @@ private:
       blocks.erase(it);
     } else {
       base = static_cast<char *>(std::aligned_alloc(4096, total));
-      if (!base)
+      if (!base) {
+        failedBytes = size;
         return nullptr;
+      }
       *reinterpret_cast<size_t *>(base) = total;
     }
     live += *reinterpret_cast<size_t *>(base);
@@ -430,7 +507,7 @@ private:
 
   std::mutex mutex;
   std::multimap<size_t, void *> blocks;
-  size_t cached = 0, live = 0, peakLive = 0;
+  size_t cached = 0, live = 0, peakLive = 0, failedBytes = 0;
 };
 } // namespace
 
@@ -515,11 +592,49 @@ bool ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
     for (Buffer<void> &view : views)
       view.copy_to_host(); // results of GPU kernels back to the caller
   } catch (const Halide::Error &e) {
-    error = std::string("internal error: the kernel of model '") + impl->name +
-            "' failed (a bug in attnc; please report it): " + e.what();
+    // Resource failures are the run's size, not a bug: Halide refuses a
+    // buffer over its limit before allocating, and the pool reports a
+    // failed allocation.
+    std::string what = e.what();
+    if (size_t bytes = BufferPool::instance().takeFailedBytes())
+      error = "out of memory: the kernel of model '" + impl->name +
+              "' could not allocate " + formatBytes(int64_t(bytes));
+    else if (what.find("exceeds the maximum size") != std::string::npos)
+      error = "the kernel of model '" + impl->name +
+              "' needs a buffer larger than Halide 14 allows (2^31 - 1 "
+              "bytes): " + what;
+    else
+      error = std::string("internal error: the kernel of model '") +
+              impl->name + "' failed (a bug in attnc; please report it): " +
+              what;
     return false;
   }
   return true;
+}
+
+bool ModelPipeline::checkResources(
+    const std::vector<std::vector<int64_t>> &inputShapes,
+    const std::vector<std::vector<int64_t>> &outputShapes,
+    std::string &error) const {
+  const Lowering &lowering = impl->lowering;
+  int64_t ioBytes = 0;
+  auto add = [&](const std::string &what, const std::vector<int64_t> &shape) {
+    if (!checkBufferSize(what, shape, error))
+      return false;
+    ioBytes += f32Bytes(shape); // each < 2^31, and at most a few thousand
+    return true;
+  };
+  for (size_t i = 0; i < inputShapes.size(); ++i)
+    if (!add("input '" + lowering.inputs[i].name + "'", inputShapes[i]))
+      return false;
+  for (const TensorInfo &weight : lowering.weights)
+    if (!add("weight '" + weight.name + "'", weight.shape))
+      return false;
+  for (size_t i = 0; i < outputShapes.size(); ++i)
+    if (!add("output '" + lowering.outputs[i].name + "'", outputShapes[i]))
+      return false;
+  return checkStoredBuffers(lowering.stored, lowering.inputParams, inputShapes,
+                            ioBytes, error);
 }
 
 bool parseTarget(const std::string &name, Target &target, std::string &error) {

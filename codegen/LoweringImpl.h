@@ -56,6 +56,14 @@ Halide::Var fuseOuter(Halide::Stage stage, const std::vector<Halide::Var> &vars,
 /// when `op` is not an activation.
 Halide::Expr applyActivation(mlir::Operation *op, const Halide::Expr &x);
 
+/// A buffer the pipeline allocates while it runs: a materialised op result,
+/// with the op it comes from for messages.
+struct StoredBuffer {
+  std::string name;                  ///< The Halide Func's name.
+  std::string origin;                ///< `'attn.dense' at model.attn:12:7`.
+  std::vector<Halide::Expr> extents; ///< MLIR order, as HTensor::extents.
+};
+
 /// Lowers the ops of one function, in order.
 class Lowering {
 public:
@@ -66,6 +74,8 @@ public:
   std::vector<Halide::ImageParam> inputParams, weightParams;
   std::vector<TensorInfo> inputs, weights, outputs;
   std::vector<Halide::Func> outputFuncs;
+  /// Materialised op results in op order (for the resource check).
+  std::vector<StoredBuffer> stored;
   const CodegenOptions &options;
 
   const HTensor &get(mlir::Value value) const { return values.at(value); }
@@ -121,6 +131,8 @@ public:
 
 private:
   mlir::LogicalResult lowerOp(mlir::Operation *op);
+  /// Fills `stored` from the lowered values of `func`.
+  void collectStoredBuffers(mlir::func::FuncOp func);
 
   llvm::DenseMap<mlir::Value, HTensor> values;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>

@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Error.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 using namespace attnc::runtime;
@@ -88,7 +90,12 @@ std::string attnc::runtime::quote(const std::string &text) {
 extern "C" {
 
 const char *attn_status_string(attn_status status) {
-  switch (status) {
+  // A C caller may pass any int; reading it as an int keeps a value outside
+  // the enum from being undefined behaviour in C++.
+  static_assert(sizeof(attn_status) == sizeof(int), "attn_status is an int");
+  int code;
+  std::memcpy(&code, &status, sizeof(code));
+  switch (code) {
   case ATTN_OK:
     return "ok";
   case ATTN_ERROR_IO:
@@ -158,6 +165,14 @@ attn_status attn_tensor_check(const attn_tensor *t, const char *name,
     if (!shapeElementCount(t->shape, static_cast<size_t>(t->rank), count))
       return setError(ATTN_ERROR_SHAPE, what + " has shape " + actual +
                                             " whose element count overflows");
+    // Generated kernels address one buffer with 32-bit extents and strides
+    // and at most 2^31 - 1 bytes (Halide 14 without large buffers).
+    if (count > INT32_MAX / int64_t(sizeof(float)))
+      return setError(ATTN_ERROR_OUT_OF_MEMORY,
+                      what + " has shape " + actual + ", " +
+                          std::to_string(count * int64_t(sizeof(float))) +
+                          " bytes; a kernel's buffer is limited to " +
+                          std::to_string(INT32_MAX) + " bytes");
     return ATTN_OK;
   });
 }

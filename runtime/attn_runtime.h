@@ -76,7 +76,9 @@ typedef struct attn_tensor {
 /// runtime dimensions (NULL entries allowed) for the message, which reads:
 ///   input 'x' has shape [2, 7, 256] but the model expects [b, n, 512]
 /// Returns ATTN_ERROR_ARGUMENT for a NULL tensor or data pointer or a rank
-/// out of range, ATTN_ERROR_SHAPE for a rank or shape mismatch.
+/// out of range, ATTN_ERROR_SHAPE for a rank or shape mismatch, and
+/// ATTN_ERROR_OUT_OF_MEMORY for a tensor over 2^31 - 1 bytes (the most one
+/// buffer of a generated kernel holds).
 attn_status attn_tensor_check(const attn_tensor *t, const char *name,
                               int32_t rank, const int64_t *expected_shape,
                               const char *const *dim_names);

@@ -16,8 +16,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 
 namespace attnc::e2e {
 namespace {
@@ -100,6 +102,33 @@ TEST_F(AotTest, ZeroLengthSequenceIsRejected) {
   xt.shape[1] = 0;
   EXPECT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_ERROR_SHAPE);
   EXPECT_THAT(attn_error_message(), HasSubstr("input 'x'"));
+}
+
+// A caller's tensor over 2^31 - 1 bytes cannot be one Halide buffer: the
+// shape check says so before the kernel runs (issue #9, item 5).
+TEST_F(AotTest, InputOverOneBufferLimitIsOutOfMemory) {
+  HostTensor x({1, 1, 512}), y({1, 1, 512});
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  xt.shape[1] = yt.shape[1] = int64_t(1) << 21; // 4 GiB; never read
+  EXPECT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_ERROR_OUT_OF_MEMORY);
+  EXPECT_THAT(attn_error_message(),
+              HasSubstr("input 'x' has shape [1, 2097152, 512], 4294967296 "
+                        "bytes; a kernel's buffer is limited to 2147483647 "
+                        "bytes"));
+}
+
+// A valid length whose internal projection buffer (n x 2176 floats) is over
+// Halide's limit: the kernel's allocation error is ATTN_ERROR_OUT_OF_MEMORY
+// with a message, not a generic runtime failure.
+TEST_F(AotTest, InternalBufferOverTheLimitIsOutOfMemory) {
+  const int64_t n = 262144; // x and y 512 MiB each; the projection 2.1 GiB
+  std::unique_ptr<float[]> xData(new float[n * 512]), yData(new float[n * 512]);
+  std::fill(xData.get(), xData.get() + n * 512, 0.5f);
+  attn_tensor xt{xData.get(), 3, {1, n, 512}}, yt{yData.get(), 3, {1, n, 512}};
+  EXPECT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_ERROR_OUT_OF_MEMORY);
+  EXPECT_THAT(attn_error_message(),
+              HasSubstr("flash_layer_run: a buffer of the kernel would exceed "
+                        "2^31 - 1 bytes at this size"));
 }
 
 TEST_F(AotTest, OutputWithAnotherSequenceLengthIsRejected) {

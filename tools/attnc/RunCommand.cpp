@@ -10,6 +10,7 @@
 #include "tools/attnc/Driver.h"
 
 #include "codegen/Jit.h"
+#include "codegen/Resources.h"
 #include "runtime/Npy.h"
 #include "runtime/Safetensors.h"
 
@@ -68,6 +69,20 @@ bool loadWeights(const RunOptions &options, const codegen::ModelPipeline &model,
     return false;
   }
   if (options.randomWeights >= 0) {
+    int64_t total = 0;
+    for (const codegen::TensorInfo &info : model.weights()) {
+      if (!codegen::checkBufferSize("weight '" + info.name + "'", info.shape,
+                                    error))
+        return false;
+      total += codegen::f32Bytes(info.shape);
+    }
+    int64_t memory = codegen::physicalMemoryBytes();
+    if (memory > 0 && total > memory) {
+      error = "the model's weights need " + codegen::formatBytes(total) +
+              ", more than this machine's memory, " +
+              codegen::formatBytes(memory);
+      return false;
+    }
     weights = codegen::randomWeights(model.weights(),
                                      uint64_t(options.randomWeights));
     return true;
@@ -114,8 +129,25 @@ bool loadWeights(const RunOptions &options, const codegen::ModelPipeline &model,
   return true;
 }
 
+/// The sizes of `--dim NAME=SIZE`, checked (1 <= SIZE < 2^31) before
+/// anything is compiled or allocated.
+bool parseDims(const RunOptions &options, std::map<std::string, int64_t> &dims,
+               std::string &error) {
+  for (const std::string &spec : options.dims) {
+    std::string name, value;
+    if (!splitAssignment(spec, name, value)) {
+      error = "expected --dim NAME=SIZE, got '" + spec + "'";
+      return false;
+    }
+    if (!codegen::parseDimSize(spec, value, dims[name], error))
+      return false;
+  }
+  return true;
+}
+
 bool loadInputs(const RunOptions &options, const codegen::ModelPipeline &model,
-                TensorMap &inputs, std::string &error) {
+                const std::map<std::string, int64_t> &dims, TensorMap &inputs,
+                std::string &error) {
   for (const std::string &spec : options.inputs) {
     std::string name, path;
     if (!splitAssignment(spec, name, path)) {
@@ -135,16 +167,6 @@ bool loadInputs(const RunOptions &options, const codegen::ModelPipeline &model,
   }
   if (options.randomInputs < 0)
     return true;
-  std::map<std::string, int64_t> dims;
-  for (const std::string &spec : options.dims) {
-    std::string name, value;
-    char *end = nullptr;
-    if (!splitAssignment(spec, name, value) ||
-        (dims[name] = std::strtoll(value.c_str(), &end, 10), *end != '\0')) {
-      error = "expected --dim NAME=SIZE, got '" + spec + "'";
-      return false;
-    }
-  }
   std::vector<std::vector<int64_t>> shapes;
   if (!codegen::inputShapes(model.inputs(), dims, shapes, error))
     return false;
@@ -158,6 +180,12 @@ bool loadInputs(const RunOptions &options, const codegen::ModelPipeline &model,
 }
 
 std::unique_ptr<Prepared> prepare(const RunOptions &options) {
+  std::map<std::string, int64_t> dims;
+  std::string error;
+  if (!parseDims(options, dims, error)) {
+    fail(error);
+    return nullptr;
+  }
   auto p = std::make_unique<Prepared>();
   prepareContext(p->context);
   p->front = loadFile(options.file, p->context, llvm::errs());
@@ -179,7 +207,6 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     return nullptr;
   }
   Halide::Target target;
-  std::string error;
   if (!codegen::parseTarget(options.target, target, error)) {
     fail(error);
     return nullptr;
@@ -204,7 +231,7 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
 
   codegen::ModelPipeline &model = p->jit->pipeline();
   if (!loadWeights(options, model, p->weights, error) ||
-      !loadInputs(options, model, p->inputs, error) ||
+      !loadInputs(options, model, dims, p->inputs, error) ||
       !p->jit->prepare(p->inputs, p->weights, p->outputs, error)) {
     fail(error);
     return nullptr;

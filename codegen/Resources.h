@@ -1,0 +1,64 @@
+//===- Resources.h - sizes of a run, checked before allocation ---*- C++ -*-===//
+//
+// This file declares the checks that keep an impossible size from reaching
+// an allocator: element counts and byte sizes computed without overflow,
+// Halide 14's limits on one buffer (extents and total bytes below 2^31
+// without Target::LargeBuffers), and the machine's physical memory. A run
+// that cannot fit fails up front with a message that names the buffer and
+// the bytes it needs, never with an abort or an "internal error".
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_CODEGEN_RESOURCES_H
+#define ATTNC_CODEGEN_RESOURCES_H
+
+#include <Halide.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnc::codegen {
+
+/// The largest extent of one axis (Halide extents are 32-bit).
+constexpr int64_t kMaxExtent = 2147483647;
+/// The largest buffer Halide 14 allocates or accepts without
+/// Target::LargeBuffers, in bytes.
+constexpr int64_t kMaxBufferBytes = 2147483647;
+
+/// The bytes of an f32 tensor of `shape`, or -1 when an extent is negative
+/// or the count overflows int64.
+int64_t f32Bytes(const std::vector<int64_t> &shape);
+
+/// `2281718784 bytes (2.12 GiB)`.
+std::string formatBytes(int64_t bytes);
+
+/// The machine's physical memory in bytes (0 when unknown).
+int64_t physicalMemoryBytes();
+
+/// Checks one buffer of `shape` against kMaxExtent and kMaxBufferBytes;
+/// false with a message naming `what` (e.g. "input 'x'") and the bytes.
+bool checkBufferSize(const std::string &what, const std::vector<int64_t> &shape,
+                     std::string &error);
+
+/// Parses a runtime dim's size given on the command line (`--dim n=SIZE`):
+/// decimal digits only, 1 <= size <= kMaxExtent. False with a message that
+/// quotes `spec` otherwise.
+bool parseDimSize(const std::string &spec, const std::string &text,
+                  int64_t &size, std::string &error);
+
+struct StoredBuffer;
+
+/// Checks the buffers a run allocates, before any is allocated: each stored
+/// buffer (its extents evaluated with the inputs' extents `inputShapes`,
+/// MLIR order, bound to `inputParams`) within the one-buffer limit, and
+/// `ioBytes` (inputs, weights and outputs) plus the largest stored buffer
+/// within the machine's physical memory. False with a message naming the
+/// buffer, the op it holds and the bytes.
+bool checkStoredBuffers(const std::vector<StoredBuffer> &stored,
+                        const std::vector<Halide::ImageParam> &inputParams,
+                        const std::vector<std::vector<int64_t>> &inputShapes,
+                        int64_t ioBytes, std::string &error);
+
+} // namespace attnc::codegen
+
+#endif // ATTNC_CODEGEN_RESOURCES_H
