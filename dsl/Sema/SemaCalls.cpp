@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <sstream>
+
 namespace attnc::dsl {
 
 static std::string joinNames(const std::vector<KeywordSpec> &specs) {
@@ -67,6 +69,13 @@ bool ModelChecker::resolveKeyword(const KeywordArg &kw, const KeywordSpec &spec,
     std::optional<double> number = evalNumber(v, what);
     if (!number)
       return false;
+    if (spec.positive && !(*number > 0)) {
+      std::ostringstream text;
+      text << *number;
+      diags.error(v.loc, what + " must be positive, but is " + text.str(),
+                  {v.range});
+      return false;
+    }
     value.number = *number;
     return true;
   }

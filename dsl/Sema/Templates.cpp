@@ -43,6 +43,13 @@ static KeywordSpec number(std::string name, double value) {
   spec.defaultFloat = value;
   return spec;
 }
+/// A number that must be > 0: the norms' eps and RoPE's base (the
+/// dialect's verifiers require it).
+static KeywordSpec positiveNumber(std::string name, double value) {
+  KeywordSpec spec = number(std::move(name), value);
+  spec.positive = true;
+  return spec;
+}
 static KeywordSpec choice(std::string name, std::vector<std::string> choices,
                           std::string value) {
   KeywordSpec spec{std::move(name), KeywordType::Enum, std::move(choices)};
@@ -75,34 +82,34 @@ const std::vector<TemplateSpec> &layerTemplates() {
        {sizeTimesD("e", 2), size("s", 128), boolean("causal", false),
         choice("norm", kNorms, "layer_norm"), size("max_len", 512),
         choice("rel_pos", {"none", "toeplitz"}, "toeplitz"),
-        boolean("rope", true), number("eps", 1e-5)}},
+        boolean("rope", true), positiveNumber("eps", 1e-5)}},
       {"flash",
        "FLASH layer: GAU with mixed chunk attention (quadratic inside chunks "
        "of C, linear across chunks)",
        {sizeTimesD("e", 2), size("s", 128), size("chunk", 256),
         boolean("causal", false), choice("norm", kNorms, "layer_norm"),
         choice("rel_pos", {"none", "toeplitz"}, "toeplitz"),
-        boolean("rope", true), number("eps", 1e-5)}},
+        boolean("rope", true), positiveNumber("eps", 1e-5)}},
       {"mhsa",
        "multi-head softmax self-attention baseline: pre-norm, residual",
        {size("heads", 8), boolean("causal", false),
-        choice("norm", kNorms, "layer_norm"), number("eps", 1e-5)}},
+        choice("norm", kNorms, "layer_norm"), positiveNumber("eps", 1e-5)}},
       {"linear_attention",
        "linear attention layer (feature map, normalised, causal or not)",
        {size("heads", 1), boolean("causal", false),
         choice("feature", kFeatures, "elu1"),
-        choice("norm", kNorms, "layer_norm"), number("eps", 1e-5)}},
+        choice("norm", kNorms, "layer_norm"), positiveNumber("eps", 1e-5)}},
       {"local_attention",
        "local softmax attention (sliding window, or blocks when block = "
        "true)",
        {size("heads", 8), size("window", 256), boolean("causal", true),
         boolean("block", false), choice("norm", kNorms, "layer_norm"),
-        number("eps", 1e-5)}},
+        positiveNumber("eps", 1e-5)}},
       {"glu_ffn",
        "gated linear unit feed-forward: act(x W_u) * act(x W_v) W_o, pre-norm, "
        "residual",
        {sizeTimesD("hidden", 2), choice("activation", kActivations, "silu"),
-        choice("norm", kNorms, "layer_norm"), number("eps", 1e-5)}},
+        choice("norm", kNorms, "layer_norm"), positiveNumber("eps", 1e-5)}},
   };
   return templates;
 }
@@ -124,10 +131,10 @@ const std::vector<KeywordSpec> &primitiveKeywords(llvm::StringRef name) {
         boolean("normalize", true), number("scale", 1.0)}},
       {"rope",
        {choice("mode", {"half", "interleaved"}, "half"), optionalSize("dims"),
-        number("base", 10000.0)}},
-      {"layer_norm", {number("eps", 1e-5)}},
-      {"rms_norm", {number("eps", 1e-5)}},
-      {"scale_norm", {number("eps", 1e-5)}},
+        positiveNumber("base", 10000.0)}},
+      {"layer_norm", {positiveNumber("eps", 1e-5)}},
+      {"rms_norm", {positiveNumber("eps", 1e-5)}},
+      {"scale_norm", {positiveNumber("eps", 1e-5)}},
       {"rel_pos_bias", {optionalSize("max_len")}},
       {"t5_bias",
        {optionalBool("causal"), size("max_distance", 128),

@@ -38,6 +38,7 @@ struct KeywordSpec {
   int64_t defaultTimesModelDim = 0; ///< ... or this multiple of d when > 0.
   bool defaultBool = false;
   double defaultFloat = 0;
+  bool positive = false; ///< A number that must be > 0 (eps, base).
   std::string defaultEnum;
   bool required = false;
   bool hasDefault = true; ///< False: absent means "not given".

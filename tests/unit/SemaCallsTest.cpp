@@ -144,6 +144,24 @@ TEST(SemaCallsTest, UnknownKeywordSuggestsAndListsAllowedOnes) {
               "eps)");
 }
 
+// The dialect's verifiers need eps and base > 0; the checker said yes to
+// 0 and the import then failed with an internal error (found by fuzzing,
+// issue #9).
+TEST(SemaCallsTest, NonPositiveEpsAndBaseAreRejected) {
+  expectError(withInput({"  output y = layer_norm(x, eps = 0)"}), 5, 34,
+              "'eps' of 'layer_norm' must be positive, but is 0");
+  expectError(withInput({"  output y = rms_norm(x, eps = 0.0)"}), 5, 32,
+              "'eps' of 'rms_norm' must be positive, but is 0");
+  expectError(withInput({"  output y = rope(x, base = 0)"}), 5, 29,
+              "'base' of 'rope' must be positive, but is 0");
+  expectError(withInput({"  output y = flash(x, eps = 0)"}), 5, 29,
+              "'eps' of 'flash' must be positive, but is 0");
+  FrontendRun negative(withInput({"  output y = rms_norm(x, eps = -1e-5)"}));
+  EXPECT_FALSE(negative.check());
+  EXPECT_THAT(negative.firstError().message,
+              HasSubstr("'eps' of 'rms_norm' must be positive, but is -1e-05"));
+}
+
 TEST(SemaCallsTest, UnknownKeywordWithoutCloseMatchListsAllowedOnes) {
   FrontendRun run(withInput({"  output y = mhsa(x, dropout = 0.1)"}));
   EXPECT_FALSE(run.check());
