@@ -26,6 +26,9 @@ using namespace mlir::attn;
 static constexpr int64_t kMaxVectorLanes = 64;
 /// Most threads of one CUDA block.
 static constexpr int64_t kMaxGpuThreads = 1024;
+/// The largest value of any schedule parameter: products of a few of them
+/// (threads per block, panel bytes) then stay far inside int64.
+static constexpr int64_t kMaxScheduleValue = int64_t(1) << 20;
 /// Shared memory one CUDA block may use without opting in (all GPUs).
 static constexpr int64_t kMaxGpuSharedBytes = 48 * 1024;
 /// Most elements a GPU product's tile may have: Halide 14 gives every
@@ -233,6 +236,16 @@ static std::string loopParameterOf(const ScheduleParams &p) {
 LogicalResult
 ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
                            const ScheduleParams &p) {
+  // Magnitudes first, so that no rule below overflows.
+  for (auto [name, value] :
+       {std::pair<const char *, int64_t>{"tile", p.tileX}, {"tile", p.tileY},
+        {"vector", p.vector}, {"unroll", p.unrollX}, {"unroll", p.unrollY},
+        {"split_k", p.splitK}, {"gpu_threads", p.gpuThreadsX},
+        {"gpu_threads", p.gpuThreadsY}})
+    if (value > kMaxScheduleValue)
+      return emitError() << "schedule " << name << " value " << value
+                         << " exceeds the largest schedule value "
+                         << kMaxScheduleValue;
   // Sizes.
   if (p.tileX < 1 || p.tileY < 1)
     return pairTo(emitError() << "schedule tile ", p.tileX, p.tileY)

@@ -13,6 +13,24 @@ func.func @unknown_parameter(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 
 // -----
 
+// Found by the schedule fuzzer (issue #9): 2^32 x 2^32 threads overflowed
+// int64 in the thread-count rule.
+func.func @huge_gpu_threads(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule gpu_threads value 4294967296 exceeds the largest schedule value 1048576}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<gpu_threads = [4294967296, 4294967296]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @huge_tile(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule tile value 9223372036854775807 exceeds the largest schedule value 1048576}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [9223372036854775807, 1]>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
 func.func @duplicate_parameter(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   // expected-error @+1 {{schedule parameter 'vector' appears twice}}
   %0 = attn.relu %x {attn.schedule = #attn.schedule<vector = 8, vector = 16>} : tensor<?x64xf32>
