@@ -1,11 +1,18 @@
-//===- Json.cpp - a small strict JSON parser for file headers -------------===//
+//===- Json.cpp - strict JSON parsing for file headers --------------------===//
 //
-// This file implements a recursive-descent JSON parser over a byte buffer.
-// Recursion is bounded by kMaxJsonDepth and every loop consumes input, so
-// the parser terminates on any input without crashing.
+// This file implements parseJson on top of nlohmann/json's SAX parser: a
+// handler builds the JsonValue tree (objects keep duplicate keys, integers
+// stay exact with an overflow flag, other numbers keep their source text),
+// refuses nesting deeper than kMaxJsonDepth, and turns nlohmann's error
+// reports into the runtime's short lowercase messages with a byte offset.
+// nlohmann's parser is iterative and validates UTF-8, escapes and
+// surrogates itself; the only input it accepts that RFC 8259 parsers need
+// not, a leading byte order mark, is refused before it runs.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Json.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <limits>
@@ -43,362 +50,253 @@ const char *JsonValue::kindName() const {
 
 namespace {
 
-/// The parser state: the text, the position, and the first error.
-class JsonParser {
-public:
-  explicit JsonParser(std::string_view text) : text(text) {}
+/// Names byte \p c in a message: 'x' if printable, 0xNN otherwise.
+std::string describeByte(unsigned char c) {
+  char buf[16];
+  if (c >= 0x20 && c < 0x7f)
+    std::snprintf(buf, sizeof(buf), "'%c'", c);
+  else
+    std::snprintf(buf, sizeof(buf), "0x%02x", c);
+  return buf;
+}
 
-  bool parseDocument(JsonValue &out, std::string &error) {
-    skipWhitespace();
-    bool ok = parseValue(out, 0);
-    if (ok) {
-      skipWhitespace();
-      if (pos != text.size())
-        ok = fail("unexpected data after the top-level value");
+bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+/// Translates one error report of nlohmann's parser into the runtime's
+/// wording. \p position is the number of bytes nlohmann had read (the
+/// offending byte is the last of them), \p lastToken the text of the token
+/// it stopped on, \p what its message ("[json.exception.parse_error.101]
+/// parse error at line 1, column 9: syntax error while parsing object -
+/// unexpected number literal; expected '}'"). Reports it does not recognize
+/// keep nlohmann's own words.
+std::string translateError(std::string_view text, size_t position,
+                           const std::string &lastToken, int id,
+                           std::string_view what) {
+  auto at = [](std::string message, size_t offset) {
+    return message + " at byte " + std::to_string(offset);
+  };
+  size_t last = position == 0 ? 0 : position - 1;
+  auto byteAt = [&](size_t offset) {
+    return offset < text.size() ? static_cast<unsigned char>(text[offset])
+                                : static_cast<unsigned char>(0);
+  };
+  if (id == 406) // out_of_range: a number that overflows a double
+    return at("number " + lastToken + " is out of range", last);
+
+  // "syntax error while parsing <context> - <detail>"
+  std::string_view context, detail = what;
+  size_t syntax = what.find("syntax error ");
+  if (syntax != std::string_view::npos) {
+    detail = what.substr(syntax + 13);
+    if (startsWith(detail, "while parsing ")) {
+      detail.remove_prefix(14);
+      size_t dash = detail.find(" - ");
+      if (dash != std::string_view::npos) {
+        context = detail.substr(0, dash);
+        detail.remove_prefix(dash + 3);
+      }
+    } else if (startsWith(detail, "- ")) {
+      detail.remove_prefix(2);
     }
-    if (!ok)
-      error = message;
-    return ok;
+  }
+
+  // nlohmann reads "01" as the numbers 0 and 1.
+  if (startsWith(detail, "unexpected number literal") && !lastToken.empty() &&
+      lastToken[0] >= '0' && lastToken[0] <= '9' &&
+      position >= lastToken.size()) {
+    size_t tokenStart = position - lastToken.size();
+    if (tokenStart > 0 && byteAt(tokenStart - 1) >= '0' &&
+        byteAt(tokenStart - 1) <= '9')
+      return at("leading zero in number", tokenStart - 1);
+  }
+
+  // Anything after the top-level value, even a malformed token.
+  if (detail.find("; expected end of input") != std::string_view::npos)
+    return at("unexpected data after the top-level value", last);
+
+  // Where a separator or a key must come, any other token, malformed or
+  // not, is reported by what was expected; only a key that is a malformed
+  // string gets the string's error. nlohmann also reads a NUL byte as the
+  // end of the input; that is not the end.
+  bool endOfInput = startsWith(detail, "unexpected end of input") &&
+                    text.find('\0') == std::string_view::npos;
+  if (context == "array")
+    return at(endOfInput ? "unterminated array"
+                         : "expected ',' or ']' in array",
+              last);
+  if (context == "object")
+    return at(endOfInput ? "unterminated object"
+                         : "expected ',' or '}' in object",
+              last);
+  if (context == "object separator")
+    return at("expected ':' after key", last);
+  if (context == "object key" && !startsWith(detail, "invalid string: "))
+    return at("expected a string key", last);
+
+  // Errors of the lexer: a malformed token.
+  struct LexerError {
+    const char *prefix;
+    const char *message;
+  };
+  static const LexerError lexerErrors[] = {
+      {"invalid string: missing closing quote", "unterminated string"},
+      {"invalid string: surrogate U+D800..U+DBFF must be followed",
+       "unpaired high surrogate in \\u escape"},
+      {"invalid string: surrogate U+DC00..U+DFFF must follow",
+       "unpaired low surrogate in \\u escape"},
+      {"invalid string: control character",
+       "unescaped control character in string"},
+      {"invalid string: ill-formed UTF-8 byte", "invalid utf-8 in string"},
+      {"invalid number; expected digit after '.'",
+       "expected a digit after '.'"},
+      {"invalid number; expected digit after exponent",
+       "expected a digit in exponent"},
+      {"invalid number; expected '+', '-', or digit after exponent",
+       "expected a digit in exponent"},
+      {"invalid number", "invalid number"},
+  };
+  bool atEnd = position >= text.size();
+  if (startsWith(detail, "invalid string: forbidden character after backslash"))
+    return atEnd && (last >= text.size() || byteAt(last) == '\\')
+               ? at("unterminated escape", last)
+               : at(std::string("invalid escape \\") +
+                        static_cast<char>(byteAt(last)),
+                    last);
+  if (startsWith(detail, "invalid string: '\\u' must be followed by 4 hex"))
+    return at(atEnd ? "truncated \\u escape"
+                    : "invalid hex digit in \\u escape",
+              last);
+  for (const LexerError &error : lexerErrors)
+    if (startsWith(detail, error.prefix))
+      return at(error.message, last);
+  if (startsWith(detail, "invalid literal")) {
+    // Either a word that starts like true, false or null but is none of
+    // them (nlohmann stops at the first wrong letter), or a byte that
+    // starts no value at all.
+    size_t start = last;
+    while (start > 0 && last - start < 4 &&
+           std::string_view("truefalsn").find(text[start - 1]) !=
+               std::string_view::npos)
+      --start;
+    unsigned char first = byteAt(start);
+    if (first == 't' || first == 'f' || first == 'n')
+      return at("invalid literal", start);
+    return at("unexpected character " + describeByte(byteAt(last)), last);
+  }
+
+  // Errors of the parser where a value must come.
+  if (endOfInput)
+    return at("unexpected end of input", text.size());
+  if (context == "value")
+    return at("unexpected character " + describeByte(byteAt(last)), last);
+  return at(std::string(detail), last);
+}
+
+/// The SAX handler that builds a JsonValue tree from nlohmann's events.
+class TreeBuilder {
+public:
+  TreeBuilder(std::string_view text, JsonValue &root)
+      : text(text), root(root) {}
+
+  /// The message of the first error, empty while there is none.
+  std::string message;
+
+  // The interface nlohmann::json::sax_parse expects.
+  bool null() {
+    add().kind = JsonValue::Kind::Null;
+    return true;
+  }
+  bool boolean(bool value) {
+    JsonValue &v = add();
+    v.kind = JsonValue::Kind::Bool;
+    v.boolean = value;
+    return true;
+  }
+  bool number_integer(int64_t value) {
+    JsonValue &v = add();
+    v.kind = JsonValue::Kind::Integer;
+    v.integer = value;
+    v.text = std::to_string(value);
+    return true;
+  }
+  bool number_unsigned(uint64_t value) {
+    JsonValue &v = add();
+    v.kind = JsonValue::Kind::Integer;
+    v.integerOverflow =
+        value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    v.integer = v.integerOverflow ? 0 : static_cast<int64_t>(value);
+    v.text = std::to_string(value);
+    return true;
+  }
+  bool number_float(double, const std::string &source) {
+    // nlohmann reads integers beyond 64 bits as doubles; they stay
+    // integers here, flagged as overflowing.
+    JsonValue &v = add();
+    bool integral = source.find_first_of(".eE") == std::string::npos;
+    v.kind = integral ? JsonValue::Kind::Integer : JsonValue::Kind::Number;
+    v.integerOverflow = integral;
+    v.text = source;
+    return true;
+  }
+  bool string(std::string &value) {
+    JsonValue &v = add();
+    v.kind = JsonValue::Kind::String;
+    v.text = std::move(value);
+    return true;
+  }
+  bool binary(nlohmann::json::binary_t &) {
+    return fail("unexpected binary value"); // never produced from JSON text
+  }
+  bool start_object(std::size_t) { return open(JsonValue::Kind::Object); }
+  bool key(std::string &name) {
+    openValues.back()->keys.push_back(std::move(name));
+    return true;
+  }
+  bool end_object() {
+    openValues.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) { return open(JsonValue::Kind::Array); }
+  bool end_array() {
+    openValues.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string &lastToken,
+                   const nlohmann::json::exception &error) {
+    message = translateError(text, position, lastToken, error.id, error.what());
+    return false;
   }
 
 private:
   std::string_view text;
-  size_t pos = 0;
-  std::string message;
+  JsonValue &root;
+  /// The arrays and objects being filled, outermost first.
+  std::vector<JsonValue *> openValues;
 
   bool fail(const std::string &what) {
-    message = what + " at byte " + std::to_string(pos);
+    message = what;
     return false;
   }
-  bool atEnd() const { return pos >= text.size(); }
-  unsigned char peek() const { return static_cast<unsigned char>(text[pos]); }
 
-  void skipWhitespace() {
-    while (!atEnd() && (peek() == ' ' || peek() == '\t' || peek() == '\n' ||
-                        peek() == '\r'))
-      ++pos;
+  /// Returns the slot of the next value: the root, the next element of
+  /// the innermost array, or the value of the key just read.
+  JsonValue &add() {
+    if (openValues.empty())
+      return root;
+    openValues.back()->items.emplace_back();
+    return openValues.back()->items.back();
   }
 
-  bool expectLiteral(std::string_view word) {
-    if (text.substr(pos, word.size()) != word)
-      return fail("invalid literal");
-    pos += word.size();
-    return true;
-  }
-
-  bool parseValue(JsonValue &out, int depth) {
-    if (atEnd())
-      return fail("unexpected end of input");
-    switch (peek()) {
-    case '{':
-      return parseObject(out, depth + 1);
-    case '[':
-      return parseArray(out, depth + 1);
-    case '"':
-      out.kind = JsonValue::Kind::String;
-      return parseString(out.text);
-    case 't':
-      out.kind = JsonValue::Kind::Bool;
-      out.boolean = true;
-      return expectLiteral("true");
-    case 'f':
-      out.kind = JsonValue::Kind::Bool;
-      out.boolean = false;
-      return expectLiteral("false");
-    case 'n':
-      out.kind = JsonValue::Kind::Null;
-      return expectLiteral("null");
-    default:
-      if (peek() == '-' || (peek() >= '0' && peek() <= '9'))
-        return parseNumber(out);
-      return fail("unexpected character " + describe(peek()));
-    }
-  }
-
-  static std::string describe(unsigned char c) {
-    char buf[16];
-    if (c >= 0x20 && c < 0x7f)
-      std::snprintf(buf, sizeof(buf), "'%c'", c);
-    else
-      std::snprintf(buf, sizeof(buf), "0x%02x", c);
-    return buf;
-  }
-
-  bool parseObject(JsonValue &out, int depth) {
-    if (depth > kMaxJsonDepth)
+  bool open(JsonValue::Kind kind) {
+    if (openValues.size() >= static_cast<size_t>(kMaxJsonDepth))
       return fail("nesting deeper than " + std::to_string(kMaxJsonDepth));
-    out.kind = JsonValue::Kind::Object;
-    ++pos; // '{'
-    skipWhitespace();
-    if (!atEnd() && peek() == '}') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      skipWhitespace();
-      if (atEnd() || peek() != '"')
-        return fail("expected a string key");
-      std::string key;
-      if (!parseString(key))
-        return false;
-      skipWhitespace();
-      if (atEnd() || peek() != ':')
-        return fail("expected ':' after key");
-      ++pos;
-      skipWhitespace();
-      out.keys.push_back(std::move(key));
-      out.items.emplace_back();
-      if (!parseValue(out.items.back(), depth))
-        return false;
-      skipWhitespace();
-      if (atEnd())
-        return fail("unterminated object");
-      if (peek() == '}') {
-        ++pos;
-        return true;
-      }
-      if (peek() != ',')
-        return fail("expected ',' or '}' in object");
-      ++pos;
-    }
-  }
-
-  bool parseArray(JsonValue &out, int depth) {
-    if (depth > kMaxJsonDepth)
-      return fail("nesting deeper than " + std::to_string(kMaxJsonDepth));
-    out.kind = JsonValue::Kind::Array;
-    ++pos; // '['
-    skipWhitespace();
-    if (!atEnd() && peek() == ']') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      skipWhitespace();
-      out.items.emplace_back();
-      if (!parseValue(out.items.back(), depth))
-        return false;
-      skipWhitespace();
-      if (atEnd())
-        return fail("unterminated array");
-      if (peek() == ']') {
-        ++pos;
-        return true;
-      }
-      if (peek() != ',')
-        return fail("expected ',' or ']' in array");
-      ++pos;
-    }
-  }
-
-  bool parseHex4(uint32_t &value) {
-    if (text.size() - pos < 4)
-      return fail("truncated \\u escape");
-    value = 0;
-    for (int i = 0; i < 4; ++i) {
-      unsigned char c = peek();
-      uint32_t digit;
-      if (c >= '0' && c <= '9')
-        digit = c - '0';
-      else if (c >= 'a' && c <= 'f')
-        digit = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F')
-        digit = c - 'A' + 10;
-      else
-        return fail("invalid hex digit in \\u escape");
-      value = value * 16 + digit;
-      ++pos;
-    }
-    return true;
-  }
-
-  static void appendUtf8(std::string &out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xc0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xe0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else {
-      out += static_cast<char>(0xf0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    }
-  }
-
-  bool parseEscape(std::string &out) {
-    ++pos; // '\\'
-    if (atEnd())
-      return fail("unterminated escape");
-    unsigned char c = peek();
-    ++pos;
-    switch (c) {
-    case '"':
-      out += '"';
-      return true;
-    case '\\':
-      out += '\\';
-      return true;
-    case '/':
-      out += '/';
-      return true;
-    case 'b':
-      out += '\b';
-      return true;
-    case 'f':
-      out += '\f';
-      return true;
-    case 'n':
-      out += '\n';
-      return true;
-    case 'r':
-      out += '\r';
-      return true;
-    case 't':
-      out += '\t';
-      return true;
-    case 'u':
-      break;
-    default:
-      --pos;
-      return fail("invalid escape \\" + std::string(1, static_cast<char>(c)));
-    }
-    uint32_t cp = 0;
-    if (!parseHex4(cp))
-      return false;
-    if (cp >= 0xdc00 && cp <= 0xdfff)
-      return fail("unpaired low surrogate in \\u escape");
-    if (cp >= 0xd800 && cp <= 0xdbff) {
-      if (text.substr(pos, 2) != "\\u")
-        return fail("unpaired high surrogate in \\u escape");
-      pos += 2;
-      uint32_t low = 0;
-      if (!parseHex4(low))
-        return false;
-      if (low < 0xdc00 || low > 0xdfff)
-        return fail("invalid low surrogate in \\u escape");
-      cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-    }
-    appendUtf8(out, cp);
-    return true;
-  }
-
-  /// Copies one well-formed UTF-8 sequence starting at pos (lead >= 0x80).
-  bool copyUtf8(std::string &out) {
-    unsigned char lead = peek();
-    size_t length;
-    uint32_t cp = 0;
-    if (lead >= 0xc2 && lead <= 0xdf) {
-      length = 2;
-      cp = lead & 0x1f;
-    } else if (lead >= 0xe0 && lead <= 0xef) {
-      length = 3;
-      cp = lead & 0x0f;
-    } else if (lead >= 0xf0 && lead <= 0xf4) {
-      length = 4;
-      cp = lead & 0x07;
-    } else {
-      return fail("invalid utf-8 in string");
-    }
-    if (text.size() - pos < length)
-      return fail("truncated utf-8 in string");
-    for (size_t i = 1; i < length; ++i) {
-      unsigned char c = static_cast<unsigned char>(text[pos + i]);
-      if ((c & 0xc0) != 0x80)
-        return fail("invalid utf-8 in string");
-      cp = (cp << 6) | (c & 0x3f);
-    }
-    static const uint32_t minimum[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < minimum[length] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-      return fail("invalid utf-8 in string");
-    out.append(text.data() + pos, length);
-    pos += length;
-    return true;
-  }
-
-  bool parseString(std::string &out) {
-    ++pos; // opening quote
-    while (true) {
-      if (atEnd())
-        return fail("unterminated string");
-      unsigned char c = peek();
-      if (c == '"') {
-        ++pos;
-        return true;
-      }
-      if (c == '\\') {
-        if (!parseEscape(out))
-          return false;
-      } else if (c < 0x20) {
-        return fail("unescaped control character in string");
-      } else if (c >= 0x80) {
-        if (!copyUtf8(out))
-          return false;
-      } else {
-        out += static_cast<char>(c);
-        ++pos;
-      }
-    }
-  }
-
-  bool parseNumber(JsonValue &out) {
-    size_t start = pos;
-    bool negative = false;
-    if (peek() == '-') {
-      negative = true;
-      ++pos;
-    }
-    auto isDigit = [&] { return !atEnd() && peek() >= '0' && peek() <= '9'; };
-    if (!isDigit())
-      return fail("invalid number");
-    if (peek() == '0' && pos + 1 < text.size() && text[pos + 1] >= '0' &&
-        text[pos + 1] <= '9')
-      return fail("leading zero in number");
-    // Accumulate the magnitude as a negative number so INT64_MIN fits.
-    int64_t value = 0;
-    bool overflow = false;
-    const int64_t lowest = std::numeric_limits<int64_t>::min();
-    while (isDigit()) {
-      int digit = peek() - '0';
-      if (value < (lowest + digit) / 10)
-        overflow = true;
-      else
-        value = value * 10 - digit;
-      ++pos;
-    }
-    bool isInteger = true;
-    if (!atEnd() && peek() == '.') {
-      isInteger = false;
-      ++pos;
-      if (!isDigit())
-        return fail("expected a digit after '.'");
-      while (isDigit())
-        ++pos;
-    }
-    if (!atEnd() && (peek() == 'e' || peek() == 'E')) {
-      isInteger = false;
-      ++pos;
-      if (!atEnd() && (peek() == '+' || peek() == '-'))
-        ++pos;
-      if (!isDigit())
-        return fail("expected a digit in exponent");
-      while (isDigit())
-        ++pos;
-    }
-    out.text.assign(text.data() + start, pos - start);
-    if (!isInteger) {
-      out.kind = JsonValue::Kind::Number;
-      return true;
-    }
-    out.kind = JsonValue::Kind::Integer;
-    if (!negative && value == lowest)
-      overflow = true;
-    out.integerOverflow = overflow;
-    out.integer = overflow ? 0 : (negative ? value : -value);
+    JsonValue &v = add();
+    v.kind = kind;
+    // The enclosing container does not grow until v is closed, so the
+    // pointer stays valid.
+    openValues.push_back(&v);
     return true;
   }
 };
@@ -408,8 +306,31 @@ private:
 bool attnc::runtime::parseJson(std::string_view text, JsonValue &out,
                                std::string &error) {
   out = JsonValue();
-  JsonParser parser(text);
-  return parser.parseDocument(out, error);
+  if (!text.empty() && static_cast<unsigned char>(text[0]) == 0xef) {
+    // nlohmann skips a UTF-8 byte order mark; safetensors headers have none.
+    error = "unexpected character 0xef at byte 0";
+    return false;
+  }
+  TreeBuilder builder(text, out);
+  bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &builder,
+                                      nlohmann::json::input_format_t::json,
+                                      /*strict=*/true,
+                                      /*ignore_comments=*/false);
+  if (ok) {
+    // nlohmann ends the input at a NUL byte, which no JSON text contains
+    // outside strings (and its strings refuse it).
+    size_t nul = text.find('\0');
+    if (nul != std::string_view::npos) {
+      builder.message = "unexpected data after the top-level value at byte " +
+                        std::to_string(nul);
+      ok = false;
+    }
+  }
+  if (!ok) {
+    error = builder.message.empty() ? "invalid JSON" : builder.message;
+    out = JsonValue();
+  }
+  return ok;
 }
 
 void attnc::runtime::appendJsonString(std::string &out, std::string_view text) {

@@ -1,11 +1,13 @@
-//===- Json.h - a small strict JSON parser for file headers -----*- C++ -*-===//
+//===- Json.h - strict JSON parsing for file headers ------------*- C++ -*-===//
 //
-// This file declares the JSON parser behind the safetensors reader. It
-// accepts exactly RFC 8259 JSON (no comments, no trailing commas, no NaN),
-// validates UTF-8 and \uXXXX escapes including surrogate pairs, keeps
-// integers exact (with an overflow flag) and keeps other numbers as their
-// source text. Nesting is limited, so no input can exhaust the stack; every
-// input either parses or yields a message with the byte offset of the
+// This file declares the JSON parser behind the safetensors reader, a thin
+// layer over nlohmann/json's SAX parser (Json.cpp; nlohmann stays out of
+// this header). It accepts exactly RFC 8259 JSON (no comments, no trailing
+// commas, no NaN, no byte order mark, no NUL bytes), validates UTF-8 and
+// \uXXXX escapes including surrogate pairs, keeps integers exact (with an
+// overflow flag) and keeps other numbers as their source text. Nesting is
+// limited, so no input can build a tree deep enough to exhaust the stack;
+// every input either parses or yields a message with the byte offset of the
 // problem.
 //
 //===----------------------------------------------------------------------===//
@@ -55,7 +57,9 @@ constexpr int kMaxJsonDepth = 64;
 
 /// Parses \p text as one JSON value surrounded by optional whitespace. On
 /// failure returns false and sets \p error to a lowercase message that
-/// includes the byte offset ("unterminated string at byte 17").
+/// includes the byte offset ("unterminated string at byte 17"), except for
+/// nesting deeper than kMaxJsonDepth ("nesting deeper than 64"). Numbers
+/// beyond the range of a double (1e400) are errors.
 bool parseJson(std::string_view text, JsonValue &out, std::string &error);
 
 /// Appends \p text to \p out as a JSON string literal (quotes included),

@@ -309,6 +309,59 @@ TEST(SafetensorsErrors, InvalidJsonOfSeveralKinds) {
               "nesting deeper than 64");
 }
 
+TEST(SafetensorsErrors, JsonHeaderRefusesNulBytesByteOrderMarksAndHugeNumbers) {
+  // nlohmann/json, under parseJson, ends its input at a NUL byte and skips
+  // a byte order mark; the header parser must refuse both.
+  expectError(parseSt(safetensorsBytes(std::string("{}\0{", 4))),
+              ATTN_ERROR_FORMAT,
+              "invalid JSON header: unexpected data after the top-level "
+              "value at byte 2");
+  expectError(parseSt(safetensorsBytes(std::string("{\"a\":\0}", 7))),
+              ATTN_ERROR_FORMAT, "unexpected character 0x00 at byte 5");
+  expectError(parseSt(safetensorsBytes("\xef\xbb\xbf{}")), ATTN_ERROR_FORMAT,
+              "unexpected character 0xef at byte 0");
+  expectError(
+      parseSt(safetensorsBytes(
+          R"({"w":{"dtype":"F32","shape":[1e400],"data_offsets":[0,4]}})",
+          "abcd")),
+      ATTN_ERROR_FORMAT, "number 1e400 is out of range");
+  // Integers past 64 bits stay integers that overflow, whatever their sign.
+  expectError(parseSt(safetensorsBytes(
+                  R"({"w":{"dtype":"F32","shape":[-99999999999999999999],)"
+                  R"("data_offsets":[0,4]}})",
+                  "abcd")),
+              ATTN_ERROR_FORMAT, "has entry -99999999999999999999");
+  expectError(parseSt(safetensorsBytes(
+                  R"({"w":{"dtype":"F32","shape":[9223372036854775808],)"
+                  R"("data_offsets":[0,4]}})",
+                  "abcd")),
+              ATTN_ERROR_FORMAT, "has entry 9223372036854775808");
+}
+
+TEST(Json, ParsesEscapesSurrogatesAndKeepsDuplicateKeys) {
+  JsonValue root;
+  std::string error;
+  ASSERT_TRUE(parseJson(
+      R"({"k":"\u00e9\ud83d\ude00\n","k":[true,null,-0,1.5]})", root, error))
+      << error;
+  ASSERT_EQ(root.keys.size(), 2u);
+  EXPECT_EQ(root.keys[0], "k");
+  EXPECT_EQ(root.keys[1], "k");
+  EXPECT_EQ(root.items[0].text, "\xc3\xa9\xf0\x9f\x98\x80\n");
+  const JsonValue &array = root.items[1];
+  ASSERT_EQ(array.items.size(), 4u);
+  EXPECT_EQ(array.items[0].kind, JsonValue::Kind::Bool);
+  EXPECT_EQ(array.items[1].kind, JsonValue::Kind::Null);
+  EXPECT_EQ(array.items[2].kind, JsonValue::Kind::Integer);
+  EXPECT_EQ(array.items[2].integer, 0);
+  EXPECT_EQ(array.items[3].kind, JsonValue::Kind::Number);
+  EXPECT_EQ(array.items[3].text, "1.5");
+  std::string nested = std::string(64, '[') + std::string(64, ']');
+  EXPECT_TRUE(parseJson(nested, root, error)) << error;
+  EXPECT_FALSE(parseJson("[" + nested + "]", root, error));
+  EXPECT_EQ(error, "nesting deeper than 64");
+}
+
 TEST(SafetensorsErrors, HeaderIsNotAnObject) {
   expectError(parseSt(safetensorsBytes("[1, 2]")), ATTN_ERROR_FORMAT,
               "header is an array, expected a JSON object");
