@@ -174,11 +174,17 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   bool stageLhs = blocked ? gemm.stageLhs : shared;
   Func panel(out.func.name() + "_lhs");
   std::vector<Var> panelVars = makeVars(rank, "l");
+  // A GPU step stages whole split_k-deep panels: the last step's panel
+  // reaches past the depth when split_k does not divide it (Halide's bounds
+  // ignore the step's GuardWithIf), so its k index is clamped too.
+  auto panelDepth = [&](const Expr &k) {
+    return shared ? clamp(k, 0, gemm.depth - 1) : k;
+  };
   if (stageLhs)
     define(panel, panelVars,
            gemm.lhs(Index(panelVars.begin(), panelVars.end() - 2),
                     clamp(panelVars[rank - 2], 0, gemm.rows - 1),
-                    panelVars[rank - 1]));
+                    panelDepth(panelVars[rank - 1])));
   // The right operand's panel in GPU shared memory, rhsPanel[batch..., k,
   // col].
   Func rhsPanel(out.func.name() + "_rhs_shared");
@@ -186,7 +192,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   if (shared)
     define(rhsPanel, rhsVars,
            gemm.rhs(Index(rhsVars.begin(), rhsVars.end() - 2),
-                    rhsVars[rank - 2],
+                    panelDepth(rhsVars[rank - 2]),
                     clamp(rhsVars[rank - 1], 0, gemm.cols - 1)));
   bool packRhs = blocked && gemm.packRhs;
   // The packed right operand, packed(ci, k, co) (Halide order; see packRhs).
