@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+#===- scripts/test-sanitized.sh - the fast suites under ASan + UBSan -----===#
+#
+# Configures a second build in build-sanitize/ with
+# ATTNC_SANITIZE=address,undefined (attnc's own code instrumented; MLIR,
+# LLVM and Halide are not), builds only what the fast suites need, and runs
+# them: front end, runtime, schedules, the mutation smoke test, the fuzz
+# regressions and the lit suite (attnc and attn-opt under the sanitizers,
+# with the CLI's end-to-end tests). The numerics suites (e2e-template-tests,
+# differential-tests, reference-tests) run in the Release build only:
+# building them twice does not fit CI's 30 minutes on 2 cores. Any
+# sanitizer report fails the run (-fno-sanitize-recover=all).
+# scripts/test.sh calls it after the Release suites; it expects the
+# dependencies to be installed.
+#
+# ASAN_OPTIONS: allow_user_poisoning=0 because the uninstrumented MLIR
+# library reuses pool memory that instrumented code has poisoned, which
+# trips a false use-after-poison in MLIR's headers (AttributeSupport.h);
+# heap, stack and use-after-free checks stay on. detect_leaks=0 because
+# MLIR's and Halide's process-lifetime singletons are never freed.
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# -O0 compiles fastest (the build is most of this script's time) and keeps
+# the reports' stacks exact; the suites it runs are small.
+cmake -G Ninja -S . -B build-sanitize -DCMAKE_BUILD_TYPE=None \
+  -DCMAKE_CXX_FLAGS="-O0 -g1 -DNDEBUG" -DATTNC_SANITIZE=address,undefined
+cmake --build build-sanitize --target \
+  attnc attn-opt dsl-syntax-tests dsl-sema-tests runtime-tests \
+  schedule-tests frontend-fuzz-tests \
+  frontend-fuzzer schedule-fuzzer safetensors-fuzzer npy-fuzzer
+
+# The suites labelled fast (front end, runtime, schedules, the mutation
+# smoke test, and lit: the dialect, the passes, and the CLI's end-to-end
+# tests tests/e2e/cli-*.test, attnc run, bench and compile on the examples
+# and the size errors; lit's tests/codegen, Halide statement dumps, are
+# left to the Release build), then those labelled fuzz (the fuzz targets
+# over their seed corpora and crash regressions). The fp64 reference's own
+# tests are test code and run in the Release build.
+LIT_FILTER_OUT='^attnc :: codegen/' \
+  ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" \
+  -L '^(fast|fuzz)$' -E '^Reference'
