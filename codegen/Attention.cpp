@@ -60,6 +60,29 @@ Expr blockKept(attn::MaskAttr mask, int rowBlock, int keyBlock,
   return Internal::const_true();
 }
 
+/// The keys query row `row` visits in row-wise attention, as an index over
+/// `dom`: every key with the mask as a predicate, or for a sliding window
+/// only the window's keys j = row - (w - 1) + r, r < w. Iterating the window
+/// itself keeps Halide 14's loop partitioning right:
+/// with a predicate over all keys, a windowed stage consumed by another
+/// windowed stage (two stacked layers, Naive schedule) lost the loop over
+/// its rows past the first window (docs/reliability.md).
+static Expr keysOf(attn::MaskAttr mask, const Expr &row, const Expr &keys,
+                   const std::string &name, RDom &dom) {
+  if (mask.getKind() == attn::MaskKind::window) {
+    int size = static_cast<int>(mask.getSize());
+    dom = RDom(0, size, name);
+    Expr j = row - (size - 1) + dom;
+    dom.where(j >= 0 && j < keys);
+    // The predicate skips keys before the first; the clamp tells bounds
+    // inference so (it does not apply predicates to what a stage reads).
+    return clamp(j, 0, keys - 1);
+  }
+  dom = RDom(0, keys, name);
+  dom.where(maskKeeps(mask, row, dom));
+  return dom;
+}
+
 int featuresPerHead(attn::AttentionOp attention, mlir::Value value) {
   return static_cast<int>(mlir::cast<mlir::RankedTensorType>(value.getType())
                               .getShape()
@@ -388,9 +411,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
   oVars.push_back(oi);
   oVars.push_back(c);
   Index oBatch(oVars.begin(), oVars.begin() + batchRank);
-  RDom key(0, keyLength, "key");
-  Expr keep = maskKeeps(attention.getMask(), oi, key);
-  key.where(keep);
+  RDom key;
+  Expr keyAt = keysOf(attention.getMask(), oi, keyLength, "key", key);
   auto scoreAt = [&](const Func &f, const Expr &head, const Expr &row,
                      const Expr &col) {
     Index index = oBatch;
@@ -401,7 +423,7 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
     return f(reversed);
   };
   Index vIndex = oBatch;
-  vIndex.push_back(key);
+  vIndex.push_back(keyAt);
   vIndex.push_back(c);
   Expr head = c / dv;
   Expr value;
@@ -410,11 +432,11 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
     // Row max and sum over the kept keys; a row with no kept key gives 0.
     std::vector<Var> rVars(sVars.begin(), sVars.end() - 1); // batch, h, i
     Index rIndex(rVars.begin(), rVars.end());
-    RDom kept(0, keyLength, "kept");
-    kept.where(maskKeeps(attention.getMask(), i, kept));
+    RDom kept;
+    Expr keptAt = keysOf(attention.getMask(), i, keyLength, "kept", kept);
     Func rowMax("row_max"), weights("softmax_weights"), rowSum("row_sum");
     Index sAtKept = rIndex;
-    sAtKept.push_back(kept);
+    sAtKept.push_back(keptAt);
     std::vector<Expr> sKept(sAtKept.rbegin(), sAtKept.rend());
     define(rowMax, rVars, maximum(scores(sKept)));
     std::vector<Expr> rRev(rIndex.rbegin(), rIndex.rend());
@@ -428,7 +450,7 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
     std::vector<Expr> sumRev(sumIndex.rbegin(), sumIndex.rend());
     Expr total = rowSum(sumRev);
     value = select(total > 0.0f,
-                   sum(scoreAt(weights, head, oi, key) * v.at(vIndex)) / total,
+                   sum(scoreAt(weights, head, oi, keyAt) * v.at(vIndex)) / total,
                    0.0f);
     rowFuncs = {scores, rowMax, weights, rowSum};
     if (!lowering.rowScratch()) {
@@ -438,7 +460,7 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
       rowFuncs.clear();
     }
   } else {
-    value = sum(scoreAt(scores, head, oi, key) * v.at(vIndex));
+    value = sum(scoreAt(scores, head, oi, keyAt) * v.at(vIndex));
   }
   define(out.func, oVars, value);
   LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);

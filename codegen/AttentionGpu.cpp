@@ -75,8 +75,18 @@ mlir::LogicalResult lowerGpuTiledAttention(Lowering &lowering,
         .unroll(wi);
     gpu.shared(blockFunc);
     gpu.threads(blockFunc, {sj, si});
-    qk.compute_at(blockFunc, sj).unroll(sj).unroll(si);
-    qk.update().reorder(sj, si, r.x).unroll(sj).unroll(si);
+    // Unrolled by the thread's tile: a sequence shorter than the block
+    // (constant n = 2) leaves the extents non-constant, and a plain
+    // unroll() of those is an internal error in Halide (found by the
+    // model generator); the guard is proven away for whole tiles.
+    int perThreadX = block / threadsX, perThreadY = tileY / threadsY;
+    qk.compute_at(blockFunc, sj)
+        .unroll(sj, perThreadX, TailStrategy::GuardWithIf)
+        .unroll(si, perThreadY, TailStrategy::GuardWithIf);
+    qk.update()
+        .reorder(sj, si, r.x)
+        .unroll(sj, perThreadX, TailStrategy::GuardWithIf)
+        .unroll(si, perThreadY, TailStrategy::GuardWithIf);
   };
 
   // Queries are addressed as (query block rb, row ii in it): a CUDA block

@@ -276,10 +276,7 @@ std::string ModelBuilder::templateCall(const std::string &kind,
     blockSizes.push_back(window);
     add("window", std::to_string(window));
     maybeBool("causal", 0.7);
-    if (options.avoidKnownBugs)
-      add("block", "true"); // no sliding window: see GeneratorOptions
-    else
-      maybeBool("block", 0.6);
+    maybeBool("block", 0.6);
   } else { // glu_ffn
     if (chance(0.8))
       add("hidden", pick(std::vector<std::string>{"8", "16", "24", "d", "2 * d"}));
