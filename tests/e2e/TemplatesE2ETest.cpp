@@ -363,6 +363,39 @@ TEST(AttentionTest, SequenceShorterThanTheGpuBlockMatchesTheFp64Reference) {
         {{3, 2}}, 4, 8, 1e-4, std::string("n = 2 ") + variantName(variant));
 }
 
+// A generated model (campaign seed 6018) whose lowering grew the value map
+// between a split's results: the split read its operand through a dangling
+// reference, and the Naive schedule crashed with SIGSEGV in codegen.
+TEST(ShapeOpsTest, SplitWhileTheValueMapGrowsMatchesTheFp64Reference) {
+  const char *source = R"(model fuzz_6018 {
+  dim d = 32
+  dim len : seq
+  input x : f32[len, 32]
+  dim m = 5
+  input mem : f32[m, 32]
+  param w0 : f32[32, d / 2]
+  param w1 : f32[d, 16]
+  param w2 : f32[d, d / 2]
+  param w3_bias : f32[d / 2]
+  param w4 : f32[d / 2, d]
+  param w5 : f32[32, d]
+  t0 = glu_ffn(mhsa(x, norm = scale_norm, heads = 2), norm = scale_norm, hidden = 16)
+  at0 = attention((t0 @ w0), (mem @ w1), (mem @ w2 + w3_bias), score = (qk) / len, normalize = none, heads = 2)
+  t1 = flash(gau(t0, e = 2 * d, s = 16, causal = true, max_len = 40) as layer0, e = 16, chunk = 4, s = 16)
+  h0 = at0 @ w4
+  output y0 : f32[len, 32] = h0 @ w5
+  output y1 : f32[len, 32] = t1
+})";
+  auto model = compileAttn(source, ScheduleKind::Naive);
+  ASSERT_TRUE(model->jit) << model->diagnostics;
+  codegen::TensorMap weights =
+      codegen::randomWeights(model->jit->pipeline().weights(), 6);
+  codegen::TensorMap inputs = randomInputs(*model->jit, {{"len", 8}}, 7);
+  EXPECT_LE(relativeError(runJit(*model, inputs, weights),
+                          runReference(*model, inputs, weights)),
+            1e-4);
+}
+
 // Attention over features whose count is only known at run time is
 // rejected with a diagnostic at the op (code generation reads the head
 // width from the type).
