@@ -78,11 +78,7 @@ public:
   std::vector<StoredBuffer> stored;
   const CodegenOptions &options;
 
-  /// The tensor of a lowered value, by value: a reference into `values`
-  /// dangles once set() grows the map (split's second result read its
-  /// operand after the first was set: a crash found by the model
-  /// generator). An HTensor is a Func handle and a few Exprs.
-  HTensor get(mlir::Value value) const { return values.at(value); }
+  const HTensor &get(mlir::Value value) const { return values.at(value); }
   void set(mlir::Value value, HTensor tensor) { values[value] = std::move(tensor); }
   /// Extents of a value's tensor type, resolved against known extents.
   std::vector<Halide::Expr> extentsLike(mlir::Value value,

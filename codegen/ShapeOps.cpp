@@ -15,7 +15,10 @@ mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op,
                                   bool &handled) {
   handled = true;
   if (auto split = mlir::dyn_cast<attn::SplitOp>(op)) {
-    const HTensor &in = lowering.get(split.getX());
+    // A copy: setting a result may grow the value map, and a reference into
+    // it would dangle for the next result (a SIGSEGV under the Naive
+    // schedule, found by the model generator).
+    const HTensor in = lowering.get(split.getX());
     int64_t offset = 0;
     for (auto [result, size] : llvm::zip(split.getResults(), split.getSizes())) {
       HTensor t;
