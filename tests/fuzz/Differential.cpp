@@ -134,29 +134,6 @@ double compareOutputs(const codegen::TensorMap &got,
   return worst;
 }
 
-/// The weights of the pipeline plus those of params that only dead code
-/// reads: codegen drops them, the reference (which evaluates every op of
-/// the layer-level function) still looks them up.
-codegen::TensorMap referenceWeights(e2e::CompiledModel &model,
-                                    const codegen::TensorMap &weights,
-                                    uint64_t seed) {
-  std::vector<codegen::TensorInfo> unused;
-  model.layerFunc.walk([&](mlir::attn::WeightOp op) {
-    if (weights.count(op.getName().str()))
-      return;
-    auto type = mlir::cast<mlir::ShapedType>(op.getType());
-    codegen::TensorInfo info;
-    info.name = op.getName().str();
-    info.shape.assign(type.getShape().begin(), type.getShape().end());
-    info.dims.assign(info.shape.size(), "");
-    unused.push_back(info);
-  });
-  codegen::TensorMap all = weights;
-  for (auto &[name, tensor] : codegen::randomWeights(unused, seed))
-    all[name] = std::move(tensor);
-  return all;
-}
-
 /// The check itself, in this process.
 VariantResult checkInProcess(const std::string &source,
                              const std::vector<DimBinding> &dims, Variant variant,
@@ -197,8 +174,6 @@ VariantResult checkInProcess(const std::string &source,
   codegen::JitModel &jit = *model->jit;
   codegen::TensorMap weights =
       codegen::randomWeights(jit.pipeline().weights(), options.weightSeed);
-  codegen::TensorMap allWeights =
-      referenceWeights(*model, weights, options.weightSeed);
   for (const DimBinding &binding : dims) {
     result.dims = binding;
     std::vector<std::vector<int64_t>> shapes;
@@ -225,7 +200,7 @@ VariantResult checkInProcess(const std::string &source,
     }
     std::map<std::string, ref::Tensor> want;
     try {
-      want = e2e::runReference(*model, inputs, allWeights);
+      want = e2e::runReference(*model, inputs, weights);
     } catch (const std::exception &e) {
       result.outcome = Outcome::ReferenceError;
       result.message = e.what();

@@ -15,6 +15,7 @@
 #include "tests/reference/InterpreterDetail.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 
@@ -235,6 +236,26 @@ std::vector<Tensor> evalTensorOp(Operation *op, const TensorEnv &tensors,
   interpreterError("unsupported op '" + opName(op) + "'");
 }
 
+/// The ops of `body` whose results the function returns, directly or
+/// through other live ops. The reference evaluates only these: a layer whose
+/// result nothing reads has no effect on the outputs, and code generation
+/// drops it together with its weights, so the reference must not ask for
+/// them either.
+llvm::DenseSet<Operation *> liveOps(Block &body) {
+  llvm::DenseSet<Operation *> live;
+  for (Operation &op : llvm::reverse(body)) {
+    bool isLive = op.hasTrait<OpTrait::IsTerminator>();
+    for (Value result : op.getResults())
+      for (Operation *user : result.getUsers()) {
+        Operation *top = body.findAncestorOpInBlock(*user);
+        isLive = isLive || (top && live.contains(top));
+      }
+    if (isLive)
+      live.insert(&op);
+  }
+  return live;
+}
+
 } // namespace
 
 std::vector<Tensor> evaluate(func::FuncOp model,
@@ -255,7 +276,10 @@ std::vector<Tensor> evaluate(func::FuncOp model,
     tensors[arg] = inputs[index];
   }
 
+  llvm::DenseSet<Operation *> live = liveOps(body);
   for (Operation &op : body) {
+    if (!live.contains(&op))
+      continue;
     if (auto ret = llvm::dyn_cast<func::ReturnOp>(op)) {
       std::vector<Tensor> results;
       for (Value value : ret.getOperands()) {

@@ -568,6 +568,25 @@ TEST(ReferenceInterpreterTest, LayerOpsDispatchWithTheirAttributes) {
   EXPECT_THROW(evaluate(fn, {randomTensor({3, 7, kD}, 1)}, w), std::runtime_error);
 }
 
+const char *kDeadLayer = R"mlir(
+func.func @dead(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = attn.flash %x (layer_name = "unused", e = 6, s = 4, chunk = 3, causal = true, norm = scale_norm, rel_pos = toeplitz, rope = true, eps = 1.0e-05) : tensor<?x8xf32>
+  %1 = attn.gelu %x : tensor<?x8xf32>
+  return %1 : tensor<?x8xf32>
+}
+)mlir";
+
+TEST(ReferenceInterpreterTest, ADeadLayerIsNotEvaluatedAndNeedsNoWeights) {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  auto fn = parseFunction(context, module, kDeadLayer, "dead");
+  ASSERT_TRUE(fn);
+  Tensor x = randomTensor({5, kD}, 110);
+  std::vector<Tensor> out = evaluate(fn, {x}, WeightMap());
+  ASSERT_EQ(out.size(), 1u);
+  expectClose(out[0], gelu(x), 0.0);
+}
+
 const char *kPrimitiveGau = R"mlir(
 func.func @gau(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %nw = attn.weight "g.norm.weight" : tensor<8xf32>
