@@ -95,13 +95,13 @@ public:
   Halide::LoopLevel scheduleElementwise(HTensor &tensor,
                                         const std::vector<Halide::Var> &vars,
                                         bool fuseRows = true);
-  /// The same for an internal stage `func` with MLIR-order `vars`; with
-  /// `vectorize` false the CPU schedule only parallelises the innermost var
-  /// (per-row reductions).
   /// Applies an `attn.schedule` attribute to a stage (see AttnAttrs.td).
   Halide::LoopLevel applySchedule(Halide::Func func,
                                   const std::vector<Halide::Var> &vars,
                                   mlir::attn::ScheduleAttr attr, bool fuseRows);
+  /// The same as scheduleElementwise for an internal stage `func` with
+  /// MLIR-order `vars`; with `vectorize` false the CPU schedule only
+  /// parallelises the innermost var (per-row reductions).
   Halide::LoopLevel scheduleRoot(Halide::Func func,
                                  const std::vector<Halide::Var> &vars,
                                  bool vectorize = true, bool fuseRows = true);
