@@ -83,25 +83,15 @@ std::vector<BenchSpec> benchSpecs(bool quick, const std::string &family) {
 std::unique_ptr<BenchModel>
 BenchModel::compile(const std::string &source, codegen::ScheduleKind schedule) {
   std::unique_ptr<BenchModel> m(new BenchModel());
-  m->context = std::make_unique<mlir::MLIRContext>();
-  driver::prepareContext(*m->context);
-  m->front =
-      driver::loadSource(source, "bench.attn", *m->context, llvm::errs());
-  if (!m->front.ok)
+  driver::SessionOptions options;
+  options.schedule = schedule == codegen::ScheduleKind::Naive
+                         ? driver::SchedulePolicy::Naive
+                         : driver::SchedulePolicy::Default;
+  m->session = std::make_unique<driver::Session>(options, llvm::errs());
+  if (!m->session->loadSource(source, "bench.attn"))
     return nullptr;
-  mlir::ModuleOp module = *m->front.module;
-  m->layerModule = mlir::cast<mlir::ModuleOp>(module->clone());
-  mlir::func::FuncOp func = driver::findModel(module, "");
-  if (!func || mlir::failed(driver::lowerToPrimitives(module)))
-    return nullptr;
-  m->layerFunc = driver::findModel(*m->layerModule, func.getSymName());
-  if (schedule == codegen::ScheduleKind::Default &&
-      mlir::failed(driver::scheduleFor(module, Halide::get_host_target())))
-    return nullptr;
-  codegen::CodegenOptions options;
-  options.schedule = schedule;
   double start = nowSeconds();
-  m->jit = codegen::JitModel::create(func, options, Halide::get_host_target());
+  m->jit = m->session->jit();
   if (!m->jit)
     return nullptr;
   m->compileTime = nowSeconds() - start;
@@ -148,7 +138,7 @@ Timing BenchModel::time(const TimingPolicy &policy) {
 }
 
 double BenchModel::flops(int64_t n) const {
-  return driver::countFlops(layerFunc, {{"n", n}, {"b", 1}});
+  return driver::countFlops(session->layerModel(), {{"n", n}, {"b", 1}});
 }
 
 int64_t BenchModel::tensorBytes() const {

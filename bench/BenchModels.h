@@ -15,9 +15,8 @@
 #include "bench/BenchUtil.h"
 
 #include "codegen/Jit.h"
-#include "tools/attnc/Driver.h"
+#include "driver/Session.h"
 
-#include "mlir/IR/MLIRContext.h"
 
 #include <memory>
 #include <string>
@@ -72,10 +71,7 @@ public:
 
 private:
   BenchModel() = default;
-  std::unique_ptr<mlir::MLIRContext> context;
-  dsl::FrontendResult front;
-  mlir::OwningOpRef<mlir::ModuleOp> layerModule; ///< For countFlops.
-  mlir::func::FuncOp layerFunc;
+  std::unique_ptr<driver::Session> session; ///< Keeps the IR for countFlops.
   std::unique_ptr<codegen::JitModel> jit;
   codegen::TensorMap inputs, weights, outputs;
   int64_t boundN = 0;

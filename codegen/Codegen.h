@@ -101,12 +101,6 @@ BufferPoolStats bufferPoolStats();
 /// Starts a new peak measurement (at the bytes live now).
 void resetBufferPoolPeak();
 
-/// Parses a target name: `host`, a Halide target string such as
-/// `x86-64-linux-avx2` or `host-cuda-cuda_capability_80`. Returns false and
-/// sets `error` for an unknown target.
-bool parseTarget(const std::string &name, Halide::Target &target,
-                 std::string &error);
-
 } // namespace attnc::codegen
 
 #endif // ATTNC_CODEGEN_CODEGEN_H

@@ -12,28 +12,9 @@
 
 namespace attnc::codegen {
 
-HostTensor::HostTensor(std::vector<int64_t> s) : shape(std::move(s)) {
-  data.assign(static_cast<size_t>(numElements()), 0.0f);
-}
-
-int64_t HostTensor::numElements() const {
-  int64_t bytes = f32Bytes(shape);
-  return bytes < 0 ? -1 : bytes / int64_t(sizeof(float));
-}
-
-std::string HostTensor::shapeString() const {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
-std::unique_ptr<JitModel> JitModel::create(mlir::func::FuncOp func,
-                                           const CodegenOptions &options,
-                                           const Halide::Target &target) {
-  std::unique_ptr<ModelPipeline> pipeline = ModelPipeline::build(func, options);
-  if (!pipeline)
-    return nullptr;
+std::unique_ptr<JitModel>
+JitModel::create(std::unique_ptr<ModelPipeline> pipeline, mlir::func::FuncOp func,
+                 const Halide::Target &target) {
   try {
     pipeline->compileJit(target);
   } catch (const Halide::Error &error) {

@@ -12,6 +12,7 @@
 #define ATTNC_CODEGEN_JIT_H
 
 #include "codegen/Codegen.h"
+#include "runtime/Tensor.h"
 
 #include <map>
 #include <string>
@@ -19,29 +20,21 @@
 
 namespace attnc::codegen {
 
-/// A dense f32 tensor in C order, owned by the host.
-struct HostTensor {
-  std::vector<int64_t> shape;
-  std::vector<float> data;
-
-  HostTensor() = default;
-  /// Zeros of `shape`, whose size the caller has checked (checkBufferSize).
-  explicit HostTensor(std::vector<int64_t> shape);
-  /// The element count; -1 when an extent is negative or it overflows.
-  int64_t numElements() const;
-  std::string shapeString() const;
-};
+/// The runtime's tensor (runtime/Tensor.h): what the readers return and
+/// the JIT runs on.
+using runtime::HostTensor;
 
 using TensorMap = std::map<std::string, HostTensor>;
 
 /// A model compiled for the host and ready to run.
 class JitModel {
 public:
-  /// Builds and JIT-compiles `model` (primitive ops). Errors are emitted as
-  /// MLIR diagnostics at the model's locations; returns null on failure.
-  static std::unique_ptr<JitModel> create(mlir::func::FuncOp model,
-                                          const CodegenOptions &options,
-                                          const Halide::Target &target);
+  /// JIT-compiles `pipeline`, built from `model`, for `target`. Errors are
+  /// emitted as MLIR diagnostics at the model's location; returns null on
+  /// failure.
+  static std::unique_ptr<JitModel>
+  create(std::unique_ptr<ModelPipeline> pipeline, mlir::func::FuncOp model,
+         const Halide::Target &target);
 
   ModelPipeline &pipeline() { return *model; }
 

@@ -637,17 +637,4 @@ bool ModelPipeline::checkResources(
                             ioBytes, error);
 }
 
-bool parseTarget(const std::string &name, Target &target, std::string &error) {
-  std::string spec = name.empty() ? "host" : name;
-  if (!Target::validate_target_string(spec)) {
-    error = "unknown target '" + name +
-            "'; expected host, x86-64-linux-avx2, x86-64-linux-avx512, "
-            "arm-64-linux, host-cuda-cuda_capability_80 or another Halide "
-            "target string";
-    return false;
-  }
-  target = Target(spec);
-  return true;
-}
-
 } // namespace attnc::codegen

@@ -3,13 +3,15 @@
 // This file declares the passes of attnc (generated from Passes.td), their
 // registration, the pattern populators they are built from, the named
 // pipelines that tools use, and the target model and cost model behind
-// attn-tile's schedules (TargetInfo, verifyScheduleFor, choose*Schedule).
+// attn-tile's schedules (verifyScheduleFor, choose*Schedule) over the
+// target model of target/TargetModel.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_PASSES_PASSES_H
 #define ATTNC_PASSES_PASSES_H
 
 #include "dsl/IR/AttnDialect.h"
+#include "target/TargetModel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +19,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 #include <optional>
 
@@ -32,73 +35,64 @@ namespace mlir::attn {
 // Schedules (attn-tile)
 //===----------------------------------------------------------------------===//
 
-/// The targets whose budgets attn-tile knows.
-enum class TargetKind { generic, avx2, avx512, cuda };
+/// The target model (target/TargetModel.h): the budgets attn-tile's cost
+/// model and the schedule verifier read.
+using attnc::target::TargetKind;
+using attnc::target::TargetModel;
 
-/// What the cost model of attn-tile knows about a target: SIMD width and
-/// registers, cache sizes, and on CUDA the limits of a thread block.
-struct TargetInfo {
-  TargetKind kind = TargetKind::generic;
-  int64_t vectorLanes = 4;       ///< f32 lanes of a SIMD register; 1 on CUDA.
-  int64_t vectorRegisters = 16;  ///< SIMD registers; 0 on CUDA.
-  int64_t l1Bytes = 32 * 1024;   ///< L1 data cache per core.
-  int64_t l2Bytes = 1024 * 1024; ///< L2 cache per core.
-  int64_t maxGpuThreads = 0;     ///< Threads per block; 0 on a CPU.
-  int64_t maxThreadTile = 0;     ///< Elements one GPU thread keeps in registers.
-  int64_t sharedMemoryBytes = 0; ///< Shared memory per block; 0 on a CPU.
+/// attn-tile for a target already parsed (the compilation session's); the
+/// pass's `target` option is not read.
+std::unique_ptr<Pass> createTilePass(const TargetModel &target);
 
-  /// True for CUDA.
-  bool isGpu() const { return kind == TargetKind::cuda; }
-  /// "generic", "x86-64-avx2", "x86-64-avx512" or "cuda".
-  llvm::StringRef getName() const;
-
-  /// The budgets of `kind`.
-  static TargetInfo get(TargetKind kind);
-  /// The running CPU: avx512 if it has AVX-512F, else avx2 if it has AVX2,
-  /// else generic.
-  static TargetInfo detectHost();
-  /// The target named `name` (`host` detects the running CPU, or one of the
-  /// names of getName()); std::nullopt for an unknown name.
-  static std::optional<TargetInfo> parse(llvm::StringRef name);
-};
+/// Bytes of one f32.
+constexpr int64_t kF32Bytes = 4;
 
 /// Vector registers a GEMM micro-kernel keeps for operands and addresses;
 /// the rest hold accumulators.
 constexpr int64_t kReservedVectorRegisters = 6;
 
 /// Bytes of GPU shared memory a schedule stages per block: 0 without
-/// `shared`; else split_k * (tile x + tile y) f32 panels of a GEMM, or one
-/// tile of f32 when split_k is 0.
-int64_t getSharedMemoryBytes(const ScheduleParams &params);
+/// `shared`; else a split_k-deep f32 panel of each operand, split_k *
+/// (tile x + tile y) * 4 (`shared` needs split_k > 0), plus, for `op` a
+/// softmax attention, its block of scores and each row's maximum and sum.
+/// The one formula of the staging that codegen's GPU schedules do.
+int64_t getSharedMemoryBytes(const ScheduleParams &params,
+                             Operation *op = nullptr);
 
-/// Checks a schedule point (its own rules, then the budgets of `target`):
-/// gpu mapping only on a GPU and required for root stages there, vector at
-/// most the target's lanes, unroll accumulators within the vector registers
-/// less kReservedVectorRegisters, split_k panels within half of L2, staged
-/// operands within shared memory. On failure emits one diagnostic naming the
-/// values through `emitError`; never asserts on a bad point, so an autotuner
-/// can ask before it builds the attribute.
+/// Checks a schedule point against the budgets of `target` (after its own
+/// rules, ScheduleAttr::verifyParams): gpu mapping only on a GPU and
+/// required for root stages there, at most the target's threads per block
+/// and elements per thread, vector at most the target's lanes, unroll
+/// accumulators within the vector registers less kReservedVectorRegisters,
+/// split_k panels within half of L2, staged data within shared memory; with
+/// the `op` it schedules, also a GPU product's block tile and blocked
+/// attention's scores per thread. The dialect's verifier keeps only the
+/// rules that hold on every target. On failure emits one diagnostic naming
+/// the values through `emitError`; never asserts on a bad point, so an
+/// autotuner can ask before it builds the attribute.
 llvm::LogicalResult
-verifyScheduleFor(const ScheduleParams &params, const TargetInfo &target,
-                  llvm::function_ref<InFlightDiagnostic()> emitError);
+verifyScheduleFor(const ScheduleParams &params, const TargetModel &target,
+                  llvm::function_ref<InFlightDiagnostic()> emitError,
+                  Operation *op = nullptr);
 
 /// The same for an attribute (a null `schedule` is a failure too).
 llvm::LogicalResult
-verifyScheduleFor(ScheduleAttr schedule, const TargetInfo &target,
-                  llvm::function_ref<InFlightDiagnostic()> emitError);
+verifyScheduleFor(ScheduleAttr schedule, const TargetModel &target,
+                  llvm::function_ref<InFlightDiagnostic()> emitError,
+                  Operation *op = nullptr);
 
 /// The cost model's GEMM schedule for a product [m, k] x [k, n] (any extent
 /// may be ShapedType::kDynamic).
-ScheduleAttr chooseGemmSchedule(MLIRContext *context, const TargetInfo &target,
+ScheduleAttr chooseGemmSchedule(MLIRContext *context, const TargetModel &target,
                                 int64_t m, int64_t n, int64_t k);
 /// The schedule of a row-wise op (elementwise, norm, rope, linear attention)
 /// whose result has rows of `width` elements and `rank` axes.
 ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
-                                   const TargetInfo &target, int64_t width,
+                                   const TargetModel &target, int64_t width,
                                    int64_t rank);
 /// The schedule of attn.attention with `width` output columns per head over
 /// `keys` keys (either may be dynamic): on a CPU blocks of queries x keys
-/// (compute = tile); on CUDA blocks of 64 queries x up to 64 value columns
+/// (compute = tile); on CUDA blocks of 64 queries x up to 256 value columns
 /// with 32 keys per step in shared memory (shared = true; see
 /// codegen/AttentionGpu.cpp), or one thread per output element when the
 /// width is dynamic. Under a chunk mask (`chunkMask`) the schedule is one
@@ -106,12 +100,53 @@ ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
 /// row's chunk: blocked attention cannot skip other chunks' blocks (see
 /// blockKept in codegen/ScoreRegion.h).
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
-                                     const TargetInfo &target, int64_t width,
+                                     const TargetModel &target, int64_t width,
                                      int64_t keys, bool chunkMask = false);
+
+/// What attn-tile schedules an op as, with the extents (any may be
+/// ShapedType::kDynamic) its schedules depend on: the one classification of
+/// ops that the cost model and the schedule space share.
+struct ScheduleShape {
+  enum Kind {
+    None,      ///< Unscheduled: views, scalar score ops, layer ops, non-attn ops.
+    Inlined,   ///< A member of an attn.kernel computed in its anchor's loops.
+    Product,   ///< [rows, depth] x [depth, width] (dense, matmul, chunk-form GEMMs).
+    Attention, ///< `width` value columns per head over `depth` keys.
+    Rowwise,   ///< Elementwise, norms, RoPE, linear attention, chunk-form scans.
+  } kind = None;
+  int64_t rows = 1;  ///< Axis -2 of the result (1 for rank 1).
+  int64_t width = 1; ///< Axis -1 of the result (per head for attention).
+  int64_t depth = 0; ///< The reduction: a product's K, attention's keys.
+  int64_t rank = 0;  ///< The result's rank.
+  bool chunkMask = false; ///< Attention under a chunk mask.
+};
+ScheduleShape getScheduleShape(Operation *op);
 
 /// The schedule attn-tile gives `op`, or null for ops it leaves unscheduled
 /// (views, scalar score ops, layer ops, non-attn ops).
-ScheduleAttr chooseSchedule(Operation *op, const TargetInfo &target);
+ScheduleAttr chooseSchedule(Operation *op, const TargetModel &target);
+
+/// The schedule space of `op` on `target`, what a tuner searches: calls
+/// `yield` on each legal point (the dialect's rules and the target's
+/// budgets, as verifyScheduleFor checks them) of the grid of the op's class,
+/// until `yield` returns false. The grid: on a CPU, products and row-wise
+/// ops take tile x = vector x 1..8 vectors (vector 1 up to the lanes), tile
+/// y 1..8 rows (1..4 for row-wise ops), every unroll dividing them, serial
+/// or parallel rows, and products split_k 0 or 16..16384 (powers of two);
+/// attention takes `row` or `root` with each vector and serial or parallel
+/// rows, or `tile` blocks (up to 4 vectors x 8 rows, 16..512 keys). On
+/// CUDA every op takes power-of-two tiles 1..64 over every power-of-two
+/// thread layout that divides them, products also with panels of split_k
+/// 4..64 staged in shared memory, attention also blocked with 16..256
+/// columns x 16..64 queries, 8..16 threads per axis and 8..64 keys per
+/// step. Kernel members other than the anchor have one point, `compute =
+/// inline`; unscheduled ops none. Within the grid every legal point is
+/// yielded, once.
+void forEachSchedule(Operation *op, const TargetModel &target,
+                     llvm::function_ref<bool(const ScheduleParams &)> yield);
+/// All of forEachSchedule's points.
+std::vector<ScheduleParams> enumerateSchedules(Operation *op,
+                                               const TargetModel &target);
 
 /// Patterns that rewrite each layer template op into primitive ops.
 void populateExpandLayersPatterns(RewritePatternSet &patterns);
@@ -125,7 +160,26 @@ void populateChunkPatterns(RewritePatternSet &patterns);
 /// (canonicalize, CSE).
 void buildLowerToPrimitivesPipeline(OpPassManager &pm);
 
-/// Registers the named pipelines (`attn-lower-to-primitives`).
+/// Options of the `attn-schedule` pipeline.
+struct SchedulePipelineOptions
+    : public PassPipelineOptions<SchedulePipelineOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Target whose budgets the schedules fit: host, generic, "
+                     "x86-64-avx2, x86-64-avx512 or cuda"),
+      llvm::cl::init("host")};
+};
+
+/// The pipeline that gives primitive IR its default schedules for a target:
+/// attn-fuse, then attn-tile. `attnc --emit=attn-scheduled` and every
+/// compilation with the default schedule policy run exactly this.
+void buildSchedulePipeline(OpPassManager &pm,
+                           const SchedulePipelineOptions &options);
+/// The same for a target already parsed.
+void buildSchedulePipeline(OpPassManager &pm, const TargetModel &target);
+
+/// Registers the named pipelines (`attn-lower-to-primitives`,
+/// `attn-schedule{target=...}`).
 void registerAttnPipelines();
 
 } // namespace mlir::attn

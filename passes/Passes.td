@@ -136,7 +136,7 @@ def FusePass : Pass<"attn-fuse", "::mlir::func::FuncOp"> {
     other than the last used outside the group) stays unfused. Groups of
     one op form no kernel. The pass is target-independent; `attn-tile`
     decides per target how members are scheduled (inside the anchor's
-    loops on CPUs; each in its own GPU kernel on CUDA for now).
+    loops, on a CPU and on CUDA alike).
 
     Example (FLASH's input projection):
 
@@ -175,7 +175,7 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
     staging of its left operand panel), on a CPU and on CUDA alike.
     Nothing outside a kernel is inlined.
 
-    The cost model (`TargetInfo`: f32 lanes 16 / 8 / 4 for avx512 / avx2 /
+    The cost model (`TargetModel`: f32 lanes 16 / 8 / 4 for avx512 / avx2 /
     generic, vector registers 32 / 16 / 16, L1 32 KiB, L2 1 MiB; CUDA: at most
     1024 threads and 48 KiB of shared memory per block):
     - `attn.matmul`, `attn.dense` (CPU): tile x = 4 vectors (fewer when the
@@ -184,15 +184,21 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
       less 6, unroll = [tile x / vector, tile y], split_k the largest power
       of two whose split_k * tile x * 4 bytes fit in half of L2 (0 when the
       static K is smaller), parallel rows;
-    - the same on CUDA: tile [64, 8] over gpu_threads [16, 8], operands
-      staged in shared memory in K blocks of split_k;
+    - the same on CUDA: a 64 x 64 tile per block (fitted down to small
+      operands) over gpu_threads [16, 16] of 4 x 4 register accumulators,
+      both operand panels staged in shared memory in K steps of split_k =
+      16 (`shared`; no staging when K < 4);
     - `attn.attention` on CPU: blocks of split_k queries x split_k keys
       (`compute = tile`), split_k = 64 for at most 512 static keys (fitted
       down to few keys), 128 otherwise; output register tile [2 vectors,
       8 rows] of a head's columns ([2, 4] with 16 vector registers),
       parallel query blocks and heads; under a chunk mask, or with one
       column per head, scores one query row at a time (`compute = row`,
-      vectorised, parallel); tile [32, 8] over as many threads on CUDA;
+      vectorised, parallel); on CUDA blocks of 64 queries x up to 256
+      value columns of a head over gpu_threads [16, 16], 32 keys per step
+      (16 with 256 columns) in shared memory (`shared`), or one thread per
+      output element (tile [32, 8]) for dynamic widths, chunk masks and
+      heads of fewer than 16 columns;
     - elementwise ops, norms, `attn.scale_offset`, `attn.rope`,
       `attn.linear_attn`, `attn.chunked_linear` and the chunk-form state
       ops: tile [vector * 4, 1] (narrower for narrow rows), vector = lanes,

@@ -166,7 +166,7 @@ private:
   }
 };
 
-Result readChecked(ByteSource &source, const std::string &file, NpyArray &out) {
+Result readChecked(ByteSource &source, const std::string &file, HostTensor &out) {
   auto fail = [&](attn_status status, const std::string &what) {
     return Result::error(status, file + ": " + what);
   };
@@ -237,8 +237,8 @@ Result readChecked(ByteSource &source, const std::string &file, NpyArray &out) {
   return Result::success();
 }
 
-Result readGuarded(ByteSource &source, const std::string &file, NpyArray &out) {
-  out = NpyArray();
+Result readGuarded(ByteSource &source, const std::string &file, HostTensor &out) {
+  out = HostTensor();
   Result r;
   try {
     r = readChecked(source, file, out);
@@ -246,14 +246,14 @@ Result readGuarded(ByteSource &source, const std::string &file, NpyArray &out) {
     r = Result::error(ATTN_ERROR_OUT_OF_MEMORY, file + ": out of memory");
   }
   if (!r.ok())
-    out = NpyArray();
+    out = HostTensor();
   return r;
 }
 
 } // namespace
 
-Result attnc::runtime::readNpy(const std::string &path, NpyArray &out) {
-  out = NpyArray();
+Result attnc::runtime::readNpy(const std::string &path, HostTensor &out) {
+  out = HostTensor();
   FileSource source;
   Result opened = source.open(path);
   if (!opened.ok())
@@ -262,7 +262,7 @@ Result attnc::runtime::readNpy(const std::string &path, NpyArray &out) {
 }
 
 Result attnc::runtime::parseNpy(const void *bytes, size_t size,
-                                const std::string &displayName, NpyArray &out) {
+                                const std::string &displayName, HostTensor &out) {
   MemorySource source(bytes, size);
   return readGuarded(source, displayName, out);
 }
@@ -322,7 +322,7 @@ Result attnc::runtime::writeNpy(const std::string &path,
 }
 
 Result attnc::runtime::writeNpy(const std::string &path,
-                                const NpyArray &array) {
+                                const HostTensor &array) {
   int64_t count;
   if (!shapeElementCount(array.shape.data(), array.shape.size(), count) ||
       static_cast<uint64_t>(count) != array.data.size())

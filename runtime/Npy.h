@@ -13,6 +13,7 @@
 #define ATTNC_RUNTIME_NPY_H
 
 #include "runtime/Error.h"
+#include "runtime/Tensor.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -20,14 +21,6 @@
 #include <vector>
 
 namespace attnc::runtime {
-
-/// A float32 array read from or written to a .npy file.
-struct NpyArray {
-  /// The shape; empty for a scalar (rank 0).
-  std::vector<int64_t> shape;
-  /// The elements in C order; as many as the product of the shape.
-  std::vector<float> data;
-};
 
 /// The highest rank the reader and writer accept (ATTN_MAX_RANK).
 constexpr size_t kMaxNpyRank = ATTN_MAX_RANK;
@@ -39,12 +32,12 @@ constexpr uint64_t kMaxNpyHeader = 1u << 20;
 /// cannot be read, ATTN_ERROR_FORMAT if it is malformed or truncated,
 /// ATTN_ERROR_DTYPE if it does not hold '<f4' data, ATTN_ERROR_SHAPE if its
 /// rank exceeds kMaxNpyRank.
-Result readNpy(const std::string &path, NpyArray &out);
+Result readNpy(const std::string &path, HostTensor &out);
 
 /// Parses a .npy file held in memory; \p displayName stands for the file in
 /// messages.
 Result parseNpy(const void *bytes, size_t size, const std::string &displayName,
-                NpyArray &out);
+                HostTensor &out);
 
 /// Serializes an array of \p shape with elements \p data (C order) as a
 /// version 1.0 .npy file (2.0 if the header needs it) into \p bytes.
@@ -58,7 +51,7 @@ Result writeNpy(const std::string &path, const std::vector<int64_t> &shape,
 
 /// Writes \p array to the .npy file at \p path; checks that its data has as
 /// many elements as its shape.
-Result writeNpy(const std::string &path, const NpyArray &array);
+Result writeNpy(const std::string &path, const HostTensor &array);
 
 } // namespace attnc::runtime
 

@@ -19,6 +19,7 @@
 
 #include "runtime/Error.h"
 #include "runtime/FileIO.h"
+#include "runtime/Tensor.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,15 +30,11 @@
 namespace attnc::runtime {
 
 /// One tensor loaded from a safetensors file, converted to f32.
-struct SafetensorsTensor {
+struct SafetensorsTensor : HostTensor {
   /// The tensor's name in the file.
   std::string name;
   /// The dtype it was stored with in the file ("F32", "F16" or "BF16").
   std::string dtype;
-  /// Its shape; the product of the sizes is data.size().
-  std::vector<int64_t> shape;
-  /// Its elements in C order.
-  std::vector<float> data;
 };
 
 /// The contents of a safetensors file.

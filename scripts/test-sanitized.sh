@@ -32,7 +32,7 @@ cmake -G Ninja -S . -B build-sanitize -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O0 -g1 -DNDEBUG" -DATTNC_SANITIZE=address,undefined
 cmake --build build-sanitize --target \
   attnc attn-opt dsl-syntax-tests dsl-sema-tests runtime-tests \
-  schedule-tests frontend-fuzz-tests \
+  schedule-tests session-tests schedule-space-tests frontend-fuzz-tests \
   frontend-fuzzer schedule-fuzzer safetensors-fuzzer npy-fuzzer
 
 # The suites labelled fast (front end, runtime, schedules, the mutation

@@ -51,7 +51,7 @@ namespace mlir::attn {
 /// Checks the rules of a schedule that depend on the op it is attached to
 /// (the dialect runs it on every op that carries one): compute = tile only
 /// on attn.attention.
-LogicalResult verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
+LogicalResult verifyScheduleForOp(Operation *op, const ScheduleParams &schedule,
                                   function_ref<InFlightDiagnostic()> emitError);
 } // namespace mlir::attn
 

@@ -200,17 +200,19 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     positive (`split_k` >= 0; `gpu_threads` both 0 or both positive);
     `vector` is a power of two <= 64 and divides tile x when both are set;
     unroll x divides the vectors of tile x (tile x / vector), unroll y
-    divides tile y; `gpu_threads` has at most 1024 threads, divides the
-    tile and excludes `vector` > 1; `shared` needs `gpu_threads` and
-    `split_k`, and is for products and attention (checked per op by
-    verifyScheduleForOp: a product's GPU tile has at most 4096 elements;
-    on an attention tile x divides the value columns per head, split_k is
-    a multiple of gpu_threads x, each thread keeps at most 64 scores, the
-    query features are static and the staged bytes fit 48 KiB);
-    `compute = inline` has no loops of its own (all other parameters at
-    their defaults); `compute = tile` needs a vector register tile and
-    `split_k` (the block size) and is for CPUs (no `gpu_threads`). Target budgets (registers, caches, shared memory) are
-    checked by `verifyScheduleFor` in passes/Passes.h.
+    divides tile y; `gpu_threads` divides the tile and excludes `vector` >
+    1; `shared` needs `gpu_threads` and `split_k`, and is for products and
+    attention (checked per op by verifyScheduleForOp: on an attention tile
+    x divides the value columns per head, split_k is a multiple of
+    gpu_threads x and the query features are static); `compute = inline`
+    has no loops of its own (all other parameters at their defaults);
+    `compute = tile` needs a vector register tile and `split_k` (the block
+    size) and is for CPUs (no `gpu_threads`). These rules hold on every
+    target. A target's budgets (lanes, vector registers, L2 panels, threads
+    per block, elements per thread, a GPU product's block tile, scores per
+    thread, shared memory) live with the target model
+    (target/TargetModel.h) and are checked by `verifyScheduleFor`
+    (passes/Passes.h), which attn-tile runs on every schedule it is given.
 
     Examples:
 

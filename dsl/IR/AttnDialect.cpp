@@ -65,7 +65,7 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     if (op->getDialect() != this)
       return op->emitError() << "'" << name << "' is only valid on attn ops";
-    return verifyScheduleForOp(op, cast<ScheduleAttr>(attr.getValue()),
+    return verifyScheduleForOp(op, cast<ScheduleAttr>(attr.getValue()).getParams(),
                                [&] { return op->emitError(); });
   }
   if (name == getNameAttrName() || name == getDimsAttrName())

@@ -7,8 +7,9 @@
 // This file implements `#attn.schedule<key = value, ...>` (ScheduleAttr): its
 // parser (any subset of the parameters, in any order), its printer (a fixed
 // order, defaults omitted, `compute` always printed) and the rules that make
-// a schedule legal on its own. Target budgets (registers, caches, shared
-// memory) are checked by `verifyScheduleFor` in passes/Tile.cpp.
+// a schedule legal on its own, on every target. Target budgets (lanes,
+// registers, caches, GPU threads, shared memory) live with the target model
+// and are checked by `verifyScheduleFor` in passes/ScheduleVerifier.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,18 +25,9 @@ using namespace mlir::attn;
 
 /// Largest vector a schedule may ask for (lanes of f32).
 static constexpr int64_t kMaxVectorLanes = 64;
-/// Most threads of one CUDA block.
-static constexpr int64_t kMaxGpuThreads = 1024;
 /// The largest value of any schedule parameter: products of a few of them
 /// (threads per block, panel bytes) then stay far inside int64.
 static constexpr int64_t kMaxScheduleValue = int64_t(1) << 20;
-/// Shared memory one CUDA block may use without opting in (all GPUs).
-static constexpr int64_t kMaxGpuSharedBytes = 48 * 1024;
-/// Most elements a GPU product's tile may have: Halide 14 gives every
-/// thread a local-memory copy of the block's accumulator tile.
-static constexpr int64_t kMaxGpuProductTile = 64 * 64;
-/// Most score dot products one GPU thread keeps in registers.
-static constexpr int64_t kMaxGpuThreadScores = 64;
 
 //===----------------------------------------------------------------------===//
 // Accessors
@@ -315,12 +307,6 @@ ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
 
   // GPU mapping.
   if (onGpu) {
-    int64_t threads = p.gpuThreadsX * p.gpuThreadsY;
-    if (threads > kMaxGpuThreads)
-      return pairTo(emitError() << "schedule gpu_threads ", p.gpuThreadsX,
-                    p.gpuThreadsY)
-             << " has " << threads << " threads but a block has at most "
-             << kMaxGpuThreads;
     if (p.tileX % p.gpuThreadsX != 0 || p.tileY % p.gpuThreadsY != 0)
       return pairTo(pairTo(emitError() << "schedule gpu_threads ",
                            p.gpuThreadsX, p.gpuThreadsY)
@@ -362,14 +348,12 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
-mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
+mlir::attn::verifyScheduleForOp(Operation *op, const ScheduleParams &schedule,
                                 function_ref<InFlightDiagnostic()> emitError) {
-  if (!schedule)
-    return success();
-  if (schedule.getCompute() == ComputeAt::tile && !isa<AttentionOp>(op))
+  if (schedule.compute == ComputeAt::tile && !isa<AttentionOp>(op))
     return emitError() << "schedule compute = tile is for attn.attention, not '"
                        << op->getName() << "'";
-  if (!schedule.getShared())
+  if (!schedule.shared)
     return success();
   // Shared-memory staging: a product's operand panels per step, or blocked
   // attention's weights and values per key block.
@@ -379,43 +363,23 @@ mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
     int64_t perHead = ShapedType::isDynamic(width)
                           ? width
                           : width / static_cast<int64_t>(attention.getHeads());
-    if (ShapedType::isDynamic(perHead) || perHead % schedule.getTileX() != 0)
-      return emitError() << "schedule tile x " << schedule.getTileX()
+    if (ShapedType::isDynamic(perHead) || perHead % schedule.tileX != 0)
+      return emitError() << "schedule tile x " << schedule.tileX
                          << " must divide the value columns per head ("
                          << (ShapedType::isDynamic(perHead)
                                  ? std::string("dynamic")
                                  : std::to_string(perHead))
                          << ") for blocked attention on a GPU";
-    int64_t keys = schedule.getSplitK(), rows = schedule.getTileY();
-    if (keys % schedule.getGpuThreadsX() != 0)
+    int64_t keys = schedule.splitK;
+    if (keys % schedule.gpuThreadsX != 0)
       return emitError() << "schedule split_k " << keys
                          << " (keys per block) must be a multiple of "
                             "gpu_threads x "
-                         << schedule.getGpuThreadsX();
-    int64_t scores =
-        (keys / schedule.getGpuThreadsX()) * (rows / schedule.getGpuThreadsY());
-    if (scores > kMaxGpuThreadScores)
-      return emitError() << "schedule split_k " << keys << " x tile y " << rows
-                         << " gives each thread " << scores
-                         << " score dot products to keep in registers; at "
-                            "most "
-                         << kMaxGpuThreadScores;
+                         << schedule.gpuThreadsX;
     auto q = cast<RankedTensorType>(attention.getQ().getType());
     if (q.isDynamicDim(q.getRank() - 1))
       return emitError() << "blocked attention on a GPU needs a static "
                             "number of query features";
-    // Weights and values per step; softmax adds the block of scores of its
-    // first sweep and each row's maximum and sum.
-    bool softmax = attention.getNormalize() == Normalize::softmax;
-    int64_t bytes = 4 * keys * (schedule.getTileX() + rows) +
-                    (softmax ? 4 * keys * rows + 8 * rows : 0);
-    if (bytes > kMaxGpuSharedBytes)
-      return emitError() << "schedule stages " << bytes
-                         << " bytes in shared memory per block (weights and "
-                            "values"
-                         << (softmax ? ", softmax scores and row statistics"
-                                     : "")
-                         << "); a CUDA block has " << kMaxGpuSharedBytes;
     return success();
   }
   if (!isa<DenseOp, MatmulOp, ChunkStateOp, StateApplyOp>(op))
@@ -423,13 +387,5 @@ mlir::attn::verifyScheduleForOp(Operation *op, ScheduleAttr schedule,
                           "product (attn.dense, attn.matmul, attn.chunk_state, "
                           "attn.state_apply) or an attention, not of '"
                        << op->getName() << "'";
-  int64_t tile = schedule.getTileX() * schedule.getTileY();
-  if (tile > kMaxGpuProductTile)
-    return emitError() << "schedule tile [" << schedule.getTileX() << ", "
-                       << schedule.getTileY() << "] of a product on a GPU has "
-                       << tile << " accumulators; at most "
-                       << kMaxGpuProductTile
-                       << " (Halide 14 keeps a copy of the block's tile in "
-                          "each thread's local memory)";
   return success();
 }

@@ -167,14 +167,6 @@ func.func @unroll_not_dividing_tile_y(%x: tensor<?x64xf32>) -> tensor<?x64xf32> 
 
 // -----
 
-func.func @too_many_gpu_threads(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule gpu_threads [64, 32] has 2048 threads but a block has at most 1024}}
-  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 32], gpu_threads = [64, 32]>} : tensor<?x64xf32>
-  return %0 : tensor<?x64xf32>
-}
-
-// -----
-
 func.func @gpu_threads_not_dividing_tile(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   // expected-error @+1 {{schedule gpu_threads [16, 8] does not divide tile [24, 8]}}
   %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [24, 8], gpu_threads = [16, 8]>} : tensor<?x64xf32>
@@ -233,36 +225,6 @@ func.func @shared_attention_keys_not_dealt(%q: tensor<?x64xf32>, %v: tensor<?x64
     attn.yield %qk : f32
   }
   return %0 : tensor<?x64xf32>
-}
-
-// -----
-
-func.func @shared_product_tile_too_large(%a: tensor<?x64xf32>, %b: tensor<64x256xf32>) -> tensor<?x256xf32> {
-  // expected-error @+1 {{schedule tile [256, 256] of a product on a GPU has 65536 accumulators; at most 4096 (Halide 14 keeps a copy of the block's tile in each thread's local memory)}}
-  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<tile = [256, 256], split_k = 16, gpu_threads = [32, 32], shared = true>} : tensor<?x64xf32>, tensor<64x256xf32> -> tensor<?x256xf32>
-  return %0 : tensor<?x256xf32>
-}
-
-// -----
-
-func.func @shared_attention_too_many_scores(%q: tensor<?x64xf32>, %v: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule split_k 64 x tile y 64 gives each thread 128 score dot products to keep in registers; at most 64}}
-  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<tile = [16, 64], split_k = 64, gpu_threads = [16, 2], shared = true>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
-  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
-    attn.yield %qk : f32
-  }
-  return %0 : tensor<?x64xf32>
-}
-
-// -----
-
-func.func @shared_attention_over_shared_memory(%q: tensor<?x64xf32>, %v: tensor<?x192xf32>) -> tensor<?x192xf32> {
-  // expected-error @+1 {{schedule stages 61952 bytes in shared memory per block (weights and values, softmax scores and row statistics); a CUDA block has 49152}}
-  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = softmax heads = 1 {attn.schedule = #attn.schedule<tile = [192, 64], split_k = 48, gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x192xf32> -> tensor<?x192xf32> {
-  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
-    attn.yield %qk : f32
-  }
-  return %0 : tensor<?x192xf32>
 }
 
 // -----

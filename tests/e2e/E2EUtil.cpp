@@ -5,8 +5,6 @@
 //===----------------------------------------------------------------------===//
 #include "tests/e2e/E2EUtil.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 
 #include <gtest/gtest.h>
 
@@ -22,42 +20,51 @@ Halide::Target cudaScheduleTarget() {
       .with_feature(Halide::Target::CUDACapability80);
 }
 
+/// Compiles what `load` puts into a fresh session, as `attnc run` does: the
+/// Default schedule is attn-schedule's for `scheduleTarget`; a GPU target's
+/// schedules run on the host.
 static std::unique_ptr<CompiledModel>
-finish(std::unique_ptr<CompiledModel> m, mlir::ModuleOp module,
-       codegen::ScheduleKind schedule, const Halide::Target &scheduleTarget) {
-  llvm::raw_string_ostream os(m->diagnostics);
-  mlir::ScopedDiagnosticHandler handler(
-      m->context.get(), [&](mlir::Diagnostic &diag) {
-        os << diag.getLocation() << ": " << diag.str() << "\n";
-        return mlir::success();
-      });
-  m->layerModule = mlir::cast<mlir::ModuleOp>(module->clone());
-  mlir::func::FuncOp func = driver::findModel(module, "");
-  if (!func || mlir::failed(driver::lowerToPrimitives(module)))
-    return m;
-  m->layerFunc = driver::findModel(*m->layerModule, func.getSymName());
-  // The Default schedule runs with attn-tile's schedules, as attnc does.
-  if (schedule == codegen::ScheduleKind::Default &&
-      mlir::failed(driver::scheduleFor(module, scheduleTarget)))
-    return m;
-  codegen::CodegenOptions options;
-  options.schedule = schedule;
-  options.gpu = options.gpuOnHost = scheduleTarget.has_gpu_feature();
-  m->jit = codegen::JitModel::create(func, options, Halide::get_host_target());
+compile(codegen::ScheduleKind schedule, const Halide::Target &scheduleTarget,
+        llvm::function_ref<bool(driver::Session &)> load,
+        const std::function<void(mlir::ModuleOp)> &reschedule = {}) {
+  auto m = std::make_unique<CompiledModel>();
+  m->diagOS = std::make_unique<llvm::raw_string_ostream>(m->diagnostics);
+  driver::SessionOptions options;
+  options.target = scheduleTarget.to_string();
+  options.schedule = schedule == codegen::ScheduleKind::Naive
+                         ? driver::SchedulePolicy::Naive
+                         : driver::SchedulePolicy::Default;
+  options.gpuOnHost = true;
+  m->session = std::make_unique<driver::Session>(options, *m->diagOS);
+  m->loaded = load(*m->session);
+  if (m->loaded && reschedule &&
+      m->session->runTo(driver::Stage::Scheduled))
+    reschedule(m->session->module());
+  if (m->loaded) {
+    m->jit = m->session->jit();
+    m->layerFunc = m->session->layerModel();
+  }
+  m->diagOS->flush();
   return m;
 }
 
 std::unique_ptr<CompiledModel> compileAttn(const std::string &source,
                                            codegen::ScheduleKind schedule,
                                            const Halide::Target &scheduleTarget) {
-  auto m = std::make_unique<CompiledModel>();
-  m->context = std::make_unique<mlir::MLIRContext>();
-  driver::prepareContext(*m->context);
-  llvm::raw_string_ostream os(m->diagnostics);
-  m->front = driver::loadSource(source, "test.attn", *m->context, os);
-  if (!m->front.ok)
-    return m;
-  return finish(std::move(m), *m->front.module, schedule, scheduleTarget);
+  return compile(schedule, scheduleTarget, [&](driver::Session &session) {
+    return session.loadSource(source, "test.attn");
+  });
+}
+
+std::unique_ptr<CompiledModel>
+compileAttn(const std::string &source, const Halide::Target &scheduleTarget,
+            const std::function<void(mlir::ModuleOp)> &reschedule) {
+  return compile(
+      codegen::ScheduleKind::Default, scheduleTarget,
+      [&](driver::Session &session) {
+        return session.loadSource(source, "test.attn");
+      },
+      reschedule);
 }
 
 std::unique_ptr<CompiledModel> compileExample(const std::string &file,
@@ -72,15 +79,9 @@ std::unique_ptr<CompiledModel> compileExample(const std::string &file,
 std::unique_ptr<CompiledModel> compileIR(const std::string &text,
                                          codegen::ScheduleKind schedule,
                                          const Halide::Target &scheduleTarget) {
-  auto m = std::make_unique<CompiledModel>();
-  m->context = std::make_unique<mlir::MLIRContext>();
-  driver::prepareContext(*m->context);
-  m->parsedModule = mlir::parseSourceString<mlir::ModuleOp>(text, m->context.get());
-  if (!m->parsedModule) {
-    m->diagnostics = "cannot parse the IR";
-    return m;
-  }
-  return finish(std::move(m), *m->parsedModule, schedule, scheduleTarget);
+  return compile(schedule, scheduleTarget, [&](driver::Session &session) {
+    return session.loadIR(text, "test.mlir");
+  });
 }
 
 codegen::TensorMap randomInputs(const codegen::JitModel &model,

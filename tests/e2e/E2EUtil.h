@@ -12,10 +12,11 @@
 
 #include "codegen/Jit.h"
 #include "tests/reference/Interpreter.h"
-#include "tools/attnc/Driver.h"
+#include "driver/Session.h"
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,13 +26,12 @@ namespace attnc::e2e {
 /// A model compiled for the host, with its layer-level IR kept for the
 /// reference.
 struct CompiledModel {
-  std::unique_ptr<mlir::MLIRContext> context;
-  dsl::FrontendResult front;                       ///< .attn sources only
-  mlir::OwningOpRef<mlir::ModuleOp> layerModule;   ///< before expansion
-  mlir::OwningOpRef<mlir::ModuleOp> parsedModule;  ///< IR-text sources only
-  mlir::func::FuncOp layerFunc;
+  std::string diagnostics;                  ///< Everything the session reported.
+  std::unique_ptr<llvm::raw_string_ostream> diagOS;
+  std::unique_ptr<driver::Session> session;
+  bool loaded = false;                      ///< The source passed the front end.
+  mlir::func::FuncOp layerFunc;             ///< The model before expansion.
   std::unique_ptr<codegen::JitModel> jit;
-  std::string diagnostics;
 };
 
 /// Compiles .attn source text; on failure `jit` is null and `diagnostics`
@@ -43,6 +43,11 @@ struct CompiledModel {
 std::unique_ptr<CompiledModel>
 compileAttn(const std::string &source, codegen::ScheduleKind schedule,
             const Halide::Target &scheduleTarget = Halide::get_host_target());
+/// The same, with `reschedule` called on the scheduled IR before the
+/// pipeline is built (to try other schedules than attn-tile's).
+std::unique_ptr<CompiledModel>
+compileAttn(const std::string &source, const Halide::Target &scheduleTarget,
+            const std::function<void(mlir::ModuleOp)> &reschedule);
 /// Reads and compiles an example from examples/.
 std::unique_ptr<CompiledModel>
 compileExample(const std::string &file, codegen::ScheduleKind schedule,

@@ -157,7 +157,7 @@ VariantResult checkInProcess(const std::string &source,
     result.message = "unknown exception while compiling";
     return result;
   }
-  if (!model->front.ok) {
+  if (!model->loaded) {
     result.outcome = Outcome::FrontendRejected;
     result.message = model->diagnostics;
     return result;

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
 #include "dsl/Import/Frontend.h"
-#include "tools/attnc/Driver.h"
+#include "driver/Session.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -153,27 +153,18 @@ TEST(FrontendFuzzTest, AcceptedMutantsLowerAndGenerateWithoutInternalErrors) {
         readFile(std::string(ATTNC_EXAMPLES_DIR) + "/" + name);
     for (int m = 0; m < 300; ++m) {
       std::string mutant = mutate(original, rng);
-      mlir::MLIRContext context;
-      attnc::driver::prepareContext(context);
       std::string diagnostics;
       llvm::raw_string_ostream os(diagnostics);
-      FrontendResult result =
-          runFrontend(mutant, name, FrontendStage::Import, os, &context);
-      if (!result.ok)
+      attnc::driver::Session session({}, os);
+      if (!session.loadSource(mutant, name))
         continue;
-      mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-        os << d.getLocation() << ": " << d.str() << "\n";
-        return mlir::success();
-      });
-      if (mlir::failed(attnc::driver::lowerToPrimitives(*result.module)) ||
-          mlir::failed(attnc::driver::scheduleFor(*result.module,
-                                                  Halide::get_host_target()))) {
+      if (!session.runTo(attnc::driver::Stage::Scheduled)) {
         EXPECT_FALSE(diagnostics.empty()) << "silent pass failure:\n" << mutant;
         continue;
       }
-      for (auto func : result.module->getOps<mlir::func::FuncOp>()) {
-        attnc::codegen::CodegenOptions options;
-        auto pipeline = attnc::codegen::ModelPipeline::build(func, options);
+      for (auto func : session.module().getOps<mlir::func::FuncOp>()) {
+        auto pipeline = attnc::codegen::ModelPipeline::build(
+            func, session.codegenOptions());
         ++generated;
         if (!pipeline)
           EXPECT_FALSE(diagnostics.empty()) << "silent codegen failure:\n"

@@ -26,7 +26,7 @@ namespace {
 }
 
 /// True if \p a and \p b hold the same shape and bit-identical elements.
-bool sameArray(const NpyArray &a, const NpyArray &b) {
+bool sameArray(const HostTensor &a, const HostTensor &b) {
   return a.shape == b.shape && a.data.size() == b.data.size() &&
          (a.data.empty() ||
           std::memcmp(a.data.data(), b.data.data(), 4 * a.data.size()) == 0);
@@ -36,7 +36,7 @@ bool sameArray(const NpyArray &a, const NpyArray &b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const std::string kName = "fuzz.npy";
-  NpyArray array;
+  HostTensor array;
   Result r = parseNpy(data, size, kName, array);
   if (!r.ok()) {
     if (r.message.compare(0, kName.size(), kName) != 0)
@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string bytes;
   if (!serializeNpy(array.shape, array.data.data(), bytes).ok())
     reportAndAbort("a read array cannot be serialized");
-  NpyArray again;
+  HostTensor again;
   if (!parseNpy(bytes.data(), bytes.size(), kName, again).ok() ||
       !sameArray(array, again))
     reportAndAbort("a serialized array does not read back identically");

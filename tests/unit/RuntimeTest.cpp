@@ -60,7 +60,7 @@ Result parseSt(const std::string &bytes) {
 }
 
 Result parseNp(const std::string &bytes) {
-  NpyArray array;
+  HostTensor array;
   return parseNpy(bytes.data(), bytes.size(), "x.npy", array);
 }
 
@@ -236,7 +236,7 @@ TEST_F(RuntimeFiles, NpyWriteThenReadRoundTripsRanks0To8) {
     std::string file = path("x" + std::to_string(rank) + ".npy");
     Result w = writeNpy(file, shape, data.data());
     ASSERT_TRUE(w.ok()) << w.message;
-    NpyArray array;
+    HostTensor array;
     Result r = readNpy(file, array);
     ASSERT_TRUE(r.ok()) << r.message;
     EXPECT_EQ(array.shape, shape);
@@ -260,7 +260,7 @@ TEST(Npy, WriterMatchesNumpyLayout) {
 
 TEST(Npy, ReadsVersion2AndPython2Longs) {
   std::string data(8, '\0');
-  NpyArray array;
+  HostTensor array;
   std::string bytes =
       npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2L,), }",
                data, "\x02\x00");
@@ -714,7 +714,7 @@ TEST(Mutation, ReadersNeverCrashOnCorruptedFiles) {
     Result r;
     if (i % 3 == 2) {
       std::string bytes = mutate(npySeed, 128, rng);
-      NpyArray array;
+      HostTensor array;
       r = parseNpy(bytes.data(), bytes.size(), "m.npy", array);
       if (r.ok()) {
         int64_t count = 0;

@@ -6,7 +6,7 @@
 //
 // This file tests `#attn.schedule` from C++ (building from ScheduleParams,
 // getChecked's reasons, printing and parsing), the targets' budgets
-// (TargetInfo), every reason verifyScheduleFor gives for a point that a
+// (TargetModel), every reason verifyScheduleFor gives for a point that a
 // target cannot run, and the choices of attn-tile's cost model, including
 // that every schedule it chooses is legal on its target.
 //
@@ -20,6 +20,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
+
+#include <Halide.h>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -37,7 +39,7 @@ protected:
   ScheduleTest() { context.loadDialect<AttnDialect>(); }
 
   /// The reason verifyScheduleFor gives for `params` on `target`, or "legal".
-  std::string reason(const ScheduleParams &params, const TargetInfo &target) {
+  std::string reason(const ScheduleParams &params, const TargetModel &target) {
     std::string message = "legal";
     ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
       message = diag.str();
@@ -58,10 +60,10 @@ protected:
   }
 
   MLIRContext context;
-  TargetInfo avx512 = TargetInfo::get(TargetKind::avx512);
-  TargetInfo avx2 = TargetInfo::get(TargetKind::avx2);
-  TargetInfo generic = TargetInfo::get(TargetKind::generic);
-  TargetInfo cuda = TargetInfo::get(TargetKind::cuda);
+  TargetModel avx512 = TargetModel::get(TargetKind::avx512);
+  TargetModel avx2 = TargetModel::get(TargetKind::avx2);
+  TargetModel generic = TargetModel::get(TargetKind::generic);
+  TargetModel cuda = TargetModel::get(TargetKind::cuda);
 };
 
 //===----------------------------------------------------------------------===//
@@ -156,18 +158,49 @@ TEST_F(ScheduleTest, TargetsHaveTheirBudgets) {
 }
 
 TEST_F(ScheduleTest, ParsesTargetNames) {
+  std::string error;
   for (TargetKind kind : {TargetKind::generic, TargetKind::avx2,
                           TargetKind::avx512, TargetKind::cuda}) {
-    std::optional<TargetInfo> parsed =
-        TargetInfo::parse(TargetInfo::get(kind).getName());
-    ASSERT_TRUE(parsed);
+    std::optional<TargetModel> parsed =
+        TargetModel::parse(TargetModel::get(kind).getName(), error);
+    ASSERT_TRUE(parsed) << error;
     EXPECT_EQ(parsed->kind, kind);
+    EXPECT_EQ(parsed->halide().has_gpu_feature(), kind == TargetKind::cuda);
   }
-  std::optional<TargetInfo> host = TargetInfo::parse("host");
+  std::optional<TargetModel> host = TargetModel::parse("host", error);
   ASSERT_TRUE(host);
   EXPECT_FALSE(host->isGpu());
-  EXPECT_EQ(host->kind, TargetInfo::detectHost().kind);
-  EXPECT_FALSE(TargetInfo::parse("x86-64-avx1024"));
+  EXPECT_EQ(host->kind, TargetModel::detectHost().kind);
+  EXPECT_FALSE(TargetModel::parse("x86-64-avx1024", error));
+  EXPECT_THAT(error, HasSubstr("unknown target 'x86-64-avx1024'"));
+}
+
+TEST_F(ScheduleTest, AHalideTargetStringGivesItsFamilysBudgets) {
+  // One parser for `attnc --target` and `attn-tile{target=...}`: a Halide
+  // target string keeps its features for codegen and takes the budgets of
+  // its family.
+  std::string error;
+  struct Case {
+    const char *spec;
+    TargetKind kind;
+  } cases[] = {{"x86-64-linux-avx2-fma-f16c-sse41", TargetKind::avx2},
+               {"x86-64-linux-avx512-avx2-fma-f16c-sse41", TargetKind::avx512},
+               {"x86-64-linux", TargetKind::generic},
+               {"arm-64-linux", TargetKind::generic},
+               {"host-cuda-cuda_capability_80", TargetKind::cuda}};
+  for (const Case &c : cases) {
+    std::optional<TargetModel> parsed = TargetModel::parse(c.spec, error);
+    ASSERT_TRUE(parsed) << c.spec << ": " << error;
+    EXPECT_EQ(parsed->kind, c.kind) << c.spec;
+    EXPECT_EQ(parsed->vectorLanes, TargetModel::get(c.kind).vectorLanes);
+  }
+  std::optional<TargetModel> arm = TargetModel::parse("arm-64-linux", error);
+  EXPECT_EQ(arm->halide().arch, Halide::Target::ARM);
+  std::optional<TargetModel> cuda =
+      TargetModel::parse("host-cuda-cuda_capability_80", error);
+  EXPECT_TRUE(cuda->halide().has_feature(Halide::Target::CUDACapability80));
+  EXPECT_EQ(cuda->maxGpuThreads, 1024);
+  EXPECT_FALSE(TargetModel::parse("x86-64-linux-nosuchfeature", error));
 }
 
 TEST_F(ScheduleTest, RejectsAGpuMappingOnACpu) {
@@ -229,7 +262,7 @@ TEST_F(ScheduleTest, RejectsRootStagesOffTheGpuOnCuda) {
 }
 
 TEST_F(ScheduleTest, RejectsMoreThreadsThanTheTargetsBlock) {
-  TargetInfo small = cuda;
+  TargetModel small = cuda;
   small.maxGpuThreads = 256;
   ScheduleParams p;
   p.tileX = p.gpuThreadsX = 32;
@@ -252,8 +285,8 @@ TEST_F(ScheduleTest, RejectsStagingBeyondSharedMemory) {
   EXPECT_EQ(reason(p, cuda), "legal");
   p.splitK = 256;
   EXPECT_EQ(reason(p, cuda),
-            "schedule stages 73728 bytes in shared memory but target cuda "
-            "has 49152 per block");
+            "schedule stages 73728 bytes in shared memory per block but "
+            "target cuda has 49152");
 }
 
 TEST_F(ScheduleTest, RejectsMoreElementsPerThreadThanRegistersHold) {
@@ -411,7 +444,7 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
 
 TEST_F(ScheduleTest, EveryChosenScheduleIsLegalOnItsTarget) {
   const int64_t extents[] = {kDyn, 1, 2, 3, 7, 16, 24, 100, 512, 5000};
-  for (const TargetInfo &target : {avx512, avx2, generic, cuda}) {
+  for (const TargetModel &target : {avx512, avx2, generic, cuda}) {
     for (int64_t a : extents) {
       for (int64_t b : extents) {
         SCOPED_TRACE(std::string(target.getName()) + " " + std::to_string(a) +

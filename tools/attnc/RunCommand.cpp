@@ -7,14 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/attnc/Commands.h"
-#include "tools/attnc/Driver.h"
+#include "driver/Session.h"
 
 #include "codegen/Jit.h"
 #include "codegen/Resources.h"
 #include "runtime/Npy.h"
 #include "runtime/Safetensors.h"
 
-#include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -52,10 +51,7 @@ bool splitAssignment(const std::string &text, std::string &name,
 
 /// Everything a run needs, loaded and checked.
 struct Prepared {
-  mlir::MLIRContext context;
-  dsl::FrontendResult front;
-  mlir::func::FuncOp layerModel; ///< Before expansion (for FLOPs).
-  mlir::OwningOpRef<mlir::ModuleOp> layerModule;
+  std::unique_ptr<Session> session;
   std::unique_ptr<codegen::JitModel> jit;
   TensorMap inputs, weights, outputs;
   std::map<std::string, int64_t> dims; ///< Bound runtime dims.
@@ -109,15 +105,10 @@ bool loadWeights(const RunOptions &options, const codegen::ModelPipeline &model,
                               return info.name == tensor.name;
                             });
     if (!used) {
-      HostTensor shape;
-      shape.shape = tensor.shape;
-      extra.push_back("'" + tensor.name + "' " + shape.shapeString());
+      extra.push_back("'" + tensor.name + "' " + tensor.shapeString());
       continue;
     }
-    HostTensor t;
-    t.shape = tensor.shape;
-    t.data = std::move(tensor.data);
-    weights[tensor.name] = std::move(t);
+    weights[tensor.name] = std::move(static_cast<HostTensor &>(tensor));
   }
   if (!extra.empty()) {
     error = options.weights + " has " + std::to_string(extra.size()) +
@@ -154,16 +145,11 @@ bool loadInputs(const RunOptions &options, const codegen::ModelPipeline &model,
       error = "expected --input NAME=FILE.npy, got '" + spec + "'";
       return false;
     }
-    runtime::NpyArray array;
-    runtime::Result result = runtime::readNpy(path, array);
+    runtime::Result result = runtime::readNpy(path, inputs[name]);
     if (!result.ok()) {
       error = result.message;
       return false;
     }
-    HostTensor t;
-    t.shape = array.shape;
-    t.data = std::move(array.data);
-    inputs[name] = std::move(t);
   }
   if (options.randomInputs < 0)
     return true;
@@ -186,45 +172,20 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     fail(error);
     return nullptr;
   }
-  auto p = std::make_unique<Prepared>();
-  prepareContext(p->context);
-  p->front = loadFile(options.file, p->context, llvm::errs());
-  if (!p->front.ok)
-    return nullptr;
-  mlir::ModuleOp module = *p->front.module;
-  // Keep the layer-level IR for FLOP counting.
-  p->layerModule = mlir::cast<mlir::ModuleOp>(module->clone());
-  mlir::func::FuncOp selected = findModel(module, options.model);
-  if (!selected || mlir::failed(lowerToPrimitives(module)))
-    return nullptr;
-  p->layerModel = findModel(*p->layerModule, selected.getSymName());
-
-  codegen::CodegenOptions codegenOptions;
-  if (options.schedule == "naive")
-    codegenOptions.schedule = codegen::ScheduleKind::Naive;
-  else if (options.schedule != "default") {
+  std::optional<SchedulePolicy> policy = parseSchedulePolicy(options.schedule);
+  if (!policy) {
     fail("unknown schedule '" + options.schedule + "'; expected default or naive");
     return nullptr;
   }
-  Halide::Target target;
-  if (!codegen::parseTarget(options.target, target, error)) {
-    fail(error);
-    return nullptr;
-  }
-  if (target.has_gpu_feature() && !Halide::host_supports_target_device(target)) {
-    fail("target '" + options.target +
-         "' needs a GPU, and none is usable here; use 'attnc compile' to "
-         "build for it");
-    return nullptr;
-  }
-  codegenOptions.gpu = target.has_gpu_feature();
-  if (codegenOptions.schedule == codegen::ScheduleKind::Default &&
-      mlir::failed(scheduleFor(module, target)))
+  auto p = std::make_unique<Prepared>();
+  p->session = std::make_unique<Session>(
+      SessionOptions{options.model, options.target, *policy}, llvm::errs());
+  if (!p->session->loadFile(options.file))
     return nullptr;
   if (options.threads > 0)
     setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto start = Clock::now();
-  p->jit = codegen::JitModel::create(selected, codegenOptions, target);
+  p->jit = p->session->jit();
   if (!p->jit)
     return nullptr;
   p->compileMs = millisSince(start);
@@ -321,7 +282,7 @@ int benchCommand(const RunOptions &options) {
   }
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
-  double flops = countFlops(p->layerModel, p->dims);
+  double flops = countFlops(p->session->layerModel(), p->dims);
   llvm::outs() << "median " << llvm::format("%.3f", median) << " ms, min "
                << llvm::format("%.3f", times.front()) << " ms, "
                << llvm::format("%.1f", flops / (median * 1e6)) << " GFLOP/s ("

@@ -13,12 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/attnc/Commands.h"
-#include "tools/attnc/Driver.h"
-
-#include "codegen/Aot.h"
+#include "driver/Session.h"
 
 #include "mlir/IR/AsmState.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -101,12 +98,15 @@ cl::list<std::string> dims("dim", cl::desc("Size of a runtime dim for "
                            cl::sub(benchCmd));
 cl::opt<int> threads("threads", cl::desc("Worker threads (default: all cores)"),
                      cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
-cl::opt<std::string> target("target", cl::desc("host, x86-64-linux-avx2, "
-                                               "host-cuda-cuda_capability_80, "
-                                               "... (a Halide target)"),
-                            cl::init("host"), cl::sub(runCmd), cl::sub(benchCmd),
-                            cl::sub(compileCmd),
-                            cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<std::string> targetSpec("target",
+                                cl::desc("host, x86-64-linux-avx2, "
+                                         "host-cuda-cuda_capability_80, ... (a "
+                                         "Halide target) or a target family: "
+                                         "generic, x86-64-avx2, x86-64-avx512, "
+                                         "cuda"),
+                                cl::init("host"), cl::sub(runCmd), cl::sub(benchCmd),
+                                cl::sub(compileCmd),
+                                cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<std::string> schedule("schedule", cl::desc("default or naive"),
                               cl::init("default"), cl::sub(runCmd),
                               cl::sub(benchCmd), cl::sub(compileCmd),
@@ -123,9 +123,38 @@ cl::opt<double> minSeconds("min-time", cl::desc("Keep timing for at least "
                                                 "this many seconds"),
                            cl::init(1.0), cl::sub(benchCmd));
 
+/// The session stage whose IR `--emit` prints.
+driver::Stage stageFor(Emit kind) {
+  switch (kind) {
+  case Emit::Ast:
+  case Emit::Attn:
+    return driver::Stage::Imported;
+  case Emit::Primitives:
+    return driver::Stage::Primitives;
+  case Emit::Scheduled:
+    return driver::Stage::Scheduled;
+  case Emit::HalideStmt:
+    return driver::Stage::Pipeline;
+  }
+  return driver::Stage::Imported;
+}
+
+int emitAst(llvm::raw_ostream &os) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, true);
+  if (std::error_code ec = buffer.getError()) {
+    llvm::WithColor::error(llvm::errs(), "attnc")
+        << "cannot open '" << inputFile << "': " << ec.message() << "\n";
+    return 1;
+  }
+  dsl::FrontendResult result = dsl::runFrontend(
+      std::move(*buffer), dsl::FrontendStage::Parse, llvm::errs());
+  if (!result.ok)
+    return 1;
+  dsl::dumpAST(*result.ast, *result.sourceMgr, os);
+  return 0;
+}
+
 int emitCommand() {
-  mlir::MLIRContext context;
-  driver::prepareContext(context);
   std::string errorMessage;
   auto output = mlir::openOutputFile(outputFile, &errorMessage);
   if (!output) {
@@ -133,61 +162,33 @@ int emitCommand() {
     return 1;
   }
   if (emit == Emit::Ast) {
-    auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, true);
-    if (std::error_code ec = buffer.getError()) {
-      llvm::WithColor::error(llvm::errs(), "attnc")
-          << "cannot open '" << inputFile << "': " << ec.message() << "\n";
+    if (emitAst(output->os()))
       return 1;
-    }
-    dsl::FrontendResult result = dsl::runFrontend(
-        std::move(*buffer), dsl::FrontendStage::Parse, llvm::errs());
-    if (!result.ok)
-      return 1;
-    dsl::dumpAST(*result.ast, *result.sourceMgr, output->os());
     output->keep();
     return 0;
   }
-  dsl::FrontendResult result = driver::loadFile(inputFile, context, llvm::errs());
-  if (!result.ok)
+  std::optional<driver::SchedulePolicy> policy =
+      driver::parseSchedulePolicy(schedule);
+  if (!policy) {
+    llvm::WithColor::error(llvm::errs(), "attnc")
+        << "unknown schedule '" << schedule << "'; expected default or naive\n";
     return 1;
-  mlir::SourceMgrDiagnosticHandler handler(*result.sourceMgr, &context,
-                                           llvm::errs());
-  if (emit != Emit::Attn &&
-      mlir::failed(driver::lowerToPrimitives(*result.module)))
-    return 1;
-  if (emit == Emit::Scheduled || emit == Emit::HalideStmt) {
-    Halide::Target halideTarget;
-    std::string error;
-    if (!codegen::parseTarget(target, halideTarget, error)) {
-      llvm::WithColor::error(llvm::errs(), "attnc") << error << "\n";
-      return 1;
-    }
-    bool naive = schedule == "naive";
-    if (!naive && mlir::failed(driver::scheduleFor(*result.module, halideTarget)))
-      return 1;
-    if (emit == Emit::HalideStmt) {
-      mlir::func::FuncOp model = driver::findModel(*result.module, modelName);
-      if (!model)
-        return 1;
-      codegen::CodegenOptions options;
-      options.schedule = naive ? codegen::ScheduleKind::Naive
-                               : codegen::ScheduleKind::Default;
-      options.gpu = halideTarget.has_gpu_feature();
-      auto pipeline = codegen::ModelPipeline::build(model, options);
-      if (!pipeline || !codegen::printLoweredStmt(*pipeline, halideTarget,
-                                                  output->os(), error)) {
-        if (!error.empty())
-          llvm::WithColor::error(llvm::errs(), "attnc") << error << "\n";
-        return 1;
-      }
-      output->keep();
-      return 0;
-    }
   }
+  driver::Session session({modelName, targetSpec, *policy}, llvm::errs());
+  if (!session.loadFile(inputFile))
+    return 1;
+  if (emit == Emit::HalideStmt) {
+    if (!session.printStmt(output->os()))
+      return 1;
+    output->keep();
+    return 0;
+  }
+  if (!session.runTo(stageFor(emit)))
+    return 1;
   mlir::OpPrintingFlags flags;
   if (debugInfo)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  result.module->print(output->os(), flags);
+  session.module()->print(output->os(), flags);
   output->os() << "\n";
   output->keep();
   return 0;
@@ -204,7 +205,7 @@ driver::RunOptions runOptions() {
   o.randomInputs = randomInputs;
   o.dims = dims;
   o.threads = threads;
-  o.target = target;
+  o.target = targetSpec;
   o.schedule = schedule;
   o.saveWeights = saveWeights;
   o.warmup = warmup;
@@ -226,7 +227,7 @@ int main(int argc, char **argv) {
     driver::CompileOptions o;
     o.file = inputFile;
     o.model = modelName;
-    o.target = target;
+    o.target = targetSpec;
     o.outputDir = outputFile == "-" ? "." : std::string(outputFile);
     o.schedule = schedule;
     o.name = libraryName;

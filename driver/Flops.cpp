@@ -7,7 +7,7 @@
 // the model's batch dims in declaration order.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/attnc/Driver.h"
+#include "driver/Session.h"
 
 #include "dsl/IR/AttnOps.h"
 

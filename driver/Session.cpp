@@ -1,0 +1,226 @@
+//===- Session.cpp - one compilation of one model -------------------------===//
+//
+// This file implements Session (see Session.h): loading, model selection,
+// the named pipelines (attn-lower-to-primitives, attn-schedule), the Halide
+// pipeline and its products (JIT, AOT, lowered statement).
+//
+//===----------------------------------------------------------------------===//
+#include "driver/Session.h"
+
+#include "codegen/Aot.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace attnc::driver {
+
+std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name) {
+  if (name == "default")
+    return SchedulePolicy::Default;
+  if (name == "naive")
+    return SchedulePolicy::Naive;
+  return std::nullopt;
+}
+
+void prepareContext(mlir::MLIRContext &context) {
+  mlir::DialectRegistry registry;
+  dsl::registerImportDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+Session::Session(SessionOptions options, llvm::raw_ostream &diagOS)
+    : opts(std::move(options)), diagOS(diagOS),
+      ctx(std::make_unique<mlir::MLIRContext>()) {
+  prepareContext(*ctx);
+}
+
+Session::~Session() = default;
+
+bool Session::error(const llvm::Twine &message) {
+  diagOS << "error: " << message << "\n";
+  return false;
+}
+
+bool Session::loadFile(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError())
+    return error("cannot open '" + path + "': " + ec.message());
+  return imported(dsl::runFrontend(std::move(*buffer), dsl::FrontendStage::Import,
+                                   diagOS, ctx.get()));
+}
+
+bool Session::loadSource(llvm::StringRef source, llvm::StringRef bufferName) {
+  return imported(dsl::runFrontend(source, bufferName, dsl::FrontendStage::Import,
+                                   diagOS, ctx.get()));
+}
+
+bool Session::imported(dsl::FrontendResult result) {
+  front = std::move(result);
+  if (!front.ok)
+    return false;
+  // From here on MLIR's diagnostics show the .attn line and a caret too.
+  handler = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
+      *front.sourceMgr, ctx.get(), diagOS);
+  return loaded(std::move(front.module));
+}
+
+bool Session::loadIR(llvm::StringRef text, llvm::StringRef bufferName) {
+  irSourceMgr = std::make_unique<llvm::SourceMgr>();
+  irSourceMgr->AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  handler = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
+      *irSourceMgr, ctx.get(), diagOS);
+  mlir::OwningOpRef<mlir::ModuleOp> parsed =
+      mlir::parseSourceFile<mlir::ModuleOp>(*irSourceMgr, ctx.get());
+  if (!parsed)
+    return false;
+  return loaded(std::move(parsed));
+}
+
+bool Session::loaded(mlir::OwningOpRef<mlir::ModuleOp> module) {
+  ir = std::move(module);
+  std::string message;
+  std::optional<target::TargetModel> parsed =
+      target::TargetModel::parse(opts.target, message);
+  if (!parsed)
+    return error(message);
+  targetModel = std::move(*parsed);
+  current = Stage::Imported;
+  return true;
+}
+
+mlir::ModuleOp Session::module() { return ir ? *ir : mlir::ModuleOp(); }
+
+codegen::CodegenOptions Session::codegenOptions() const {
+  codegen::CodegenOptions options;
+  options.schedule = opts.schedule == SchedulePolicy::Naive
+                         ? codegen::ScheduleKind::Naive
+                         : codegen::ScheduleKind::Default;
+  options.gpu = targetModel.isGpu();
+  options.gpuOnHost = options.gpu && opts.gpuOnHost;
+  return options;
+}
+
+bool Session::runTo(Stage stage) {
+  if (current == Stage::Empty)
+    return error("nothing to compile: no model was loaded");
+  while (current < stage) {
+    bool ok = false;
+    switch (current) {
+    case Stage::Imported:
+      ok = lower();
+      break;
+    case Stage::Primitives:
+      ok = schedule();
+      break;
+    case Stage::Scheduled:
+      ok = buildPipeline();
+      break;
+    case Stage::Empty:
+    case Stage::Pipeline:
+      break;
+    }
+    if (!ok)
+      return false;
+    current = Stage(int(current) + 1);
+  }
+  return true;
+}
+
+bool Session::select() {
+  selected = findModel(*ir, opts.model);
+  if (!selected)
+    return false;
+  layerSelected = findModel(*layerModule, selected.getSymName());
+  return true;
+}
+
+bool Session::lower() {
+  // The layer-level IR, kept for FLOP counts and the fp64 reference.
+  layerModule = mlir::cast<mlir::ModuleOp>((*ir)->clone());
+  mlir::PassManager pm(ctx.get());
+  mlir::attn::buildLowerToPrimitivesPipeline(pm);
+  return mlir::succeeded(pm.run(*ir));
+}
+
+bool Session::schedule() {
+  if (opts.schedule == SchedulePolicy::Naive)
+    return true;
+  mlir::PassManager pm(ctx.get());
+  mlir::attn::buildSchedulePipeline(pm, targetModel);
+  return mlir::succeeded(pm.run(*ir));
+}
+
+bool Session::buildPipeline() {
+  if (!select())
+    return false;
+  built = codegen::ModelPipeline::build(selected, codegenOptions());
+  return built != nullptr;
+}
+
+std::unique_ptr<codegen::JitModel> Session::jit() {
+  if (!runTo(Stage::Pipeline) || !built)
+    return nullptr;
+  codegen::CodegenOptions options = codegenOptions();
+  if (options.gpu && !options.gpuOnHost &&
+      !Halide::host_supports_target_device(targetModel.halide())) {
+    error("target '" + opts.target +
+          "' needs a GPU, and none is usable here; use 'attnc compile' to "
+          "build for it");
+    return nullptr;
+  }
+  // GPU schedules checked on the host run as host code.
+  Halide::Target jitTarget =
+      options.gpuOnHost ? Halide::get_host_target() : targetModel.halide();
+  return codegen::JitModel::create(std::move(built), selected, jitTarget);
+}
+
+bool Session::compileAot(const std::string &outputDir, const std::string &name,
+                         std::vector<std::string> &written) {
+  if (!runTo(Stage::Pipeline) || !built)
+    return false;
+  std::string message;
+  if (!codegen::compileAot(*built, targetModel.halide(), outputDir, name, written,
+                           message))
+    return error(message);
+  return true;
+}
+
+bool Session::printStmt(llvm::raw_ostream &os) {
+  if (!runTo(Stage::Pipeline) || !built)
+    return false;
+  std::string message;
+  if (!codegen::printLoweredStmt(*built, targetModel.halide(), os, message))
+    return message.empty() ? false : error(message);
+  return true;
+}
+
+mlir::func::FuncOp findModel(mlir::ModuleOp module, llvm::StringRef name) {
+  std::vector<mlir::func::FuncOp> models;
+  for (auto func : module.getOps<mlir::func::FuncOp>())
+    if (func->hasAttr("attn.model"))
+      models.push_back(func);
+  std::string names;
+  for (mlir::func::FuncOp func : models) {
+    names += (names.empty() ? "" : ", ") + func.getSymName().str();
+    if (!name.empty() && func.getSymName() == name)
+      return func;
+  }
+  if (name.empty() && models.size() == 1)
+    return models.front();
+  if (name.empty())
+    mlir::emitError(module.getLoc())
+        << "the file defines " << models.size() << " models (" << names
+        << "); choose one with --model";
+  else
+    mlir::emitError(module.getLoc())
+        << "no model named '" << name << "'; the file defines " << names;
+  return nullptr;
+}
+
+} // namespace attnc::driver

@@ -1,0 +1,175 @@
+//===- Session.h - one compilation of one model -------------------*- C++ -*-===//
+//
+// This file declares Session, the one code path that compiles a model:
+// it owns the MLIR context, the source (the front end's result or parsed
+// IR), the layer-level copy of the model, the target and the options, and
+// runs the stages in order up to the one a client asks for:
+//
+//   load (.attn or IR) → Imported → Primitives → Scheduled → Pipeline
+//                                                             ├ jit()
+//                                                             ├ compileAot()
+//                                                             └ printStmt()
+//
+// `attnc` (emit, run, bench, compile), attnc-bench, the end-to-end test
+// helper and the model generator's checker are thin clients: none of them
+// chains passes or builds pipelines itself. The schedule policy and the
+// target are parsed once, here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_DRIVER_SESSION_H
+#define ATTNC_DRIVER_SESSION_H
+
+#include "codegen/Codegen.h"
+#include "codegen/Jit.h"
+#include "dsl/Import/Frontend.h"
+#include "target/TargetModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <Halide.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace mlir {
+class SourceMgrDiagnosticHandler;
+} // namespace mlir
+
+namespace attnc::driver {
+
+/// The stages of a compilation, in order. Each names the IR a session holds
+/// once it has run that far (and the `--emit` that prints it).
+enum class Stage {
+  Empty,      ///< Nothing loaded yet.
+  Imported,   ///< Layer-level attn IR (`--emit=attn`).
+  Primitives, ///< After attn-lower-to-primitives (`--emit=attn-primitives`).
+  Scheduled,  ///< After attn-schedule{target} under the default policy
+              ///< (`--emit=attn-scheduled`); unchanged under naive.
+  Pipeline,   ///< The model's Halide pipeline (`--emit=halide-stmt`, JIT, AOT).
+};
+
+/// How schedules are chosen: attn-tile's cost model, or the naive baseline
+/// (every stage at root, serial, scalar).
+enum class SchedulePolicy { Default, Naive };
+
+/// "default" or "naive"; std::nullopt otherwise.
+std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name);
+
+/// What a session compiles for.
+struct SessionOptions {
+  std::string model;      ///< The model to compile; "" = the file's only one.
+  /// A Halide target string or a target family (TargetModel::parse).
+  std::string target = "host";
+  SchedulePolicy schedule = SchedulePolicy::Default;
+  /// With a GPU target: run its schedules' loop nests on the host (blocks in
+  /// parallel, threads serially), to check what they compute without a GPU
+  /// (tests; CodegenOptions::gpuOnHost).
+  bool gpuOnHost = false;
+};
+
+/// Registers every dialect attnc's IR uses on `context`.
+void prepareContext(mlir::MLIRContext &context);
+
+/// One compilation of one model. Diagnostics go to the stream given at
+/// construction: the front end's with source lines and carets, then MLIR's
+/// at .attn locations. Every step returns false after reporting its error.
+class Session {
+public:
+  Session(SessionOptions options, llvm::raw_ostream &diagOS);
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Runs the front end on the .attn file at `path` ("-" for stdin) up to
+  /// import (stage Imported).
+  bool loadFile(const std::string &path);
+  /// The same on .attn text named `bufferName` in diagnostics.
+  bool loadSource(llvm::StringRef source, llvm::StringRef bufferName);
+  /// Parses attn IR text (one model function, layer or primitive level).
+  bool loadIR(llvm::StringRef text, llvm::StringRef bufferName = "<ir>");
+
+  /// Runs the stages after the current one up to `stage`; true at once when
+  /// the session is already there.
+  bool runTo(Stage stage);
+  Stage stage() const { return current; }
+
+  const SessionOptions &options() const { return opts; }
+  mlir::MLIRContext &context() { return *ctx; }
+  /// The front end's result (.attn sources; its AST and checked models).
+  const dsl::FrontendResult &frontend() const { return front; }
+  /// The IR as of the current stage.
+  mlir::ModuleOp module();
+  /// The selected model in module() (from stage Pipeline on: until then
+  /// the stages transform every model of the file).
+  mlir::func::FuncOp model() { return selected; }
+  /// The selected model before layer expansion (from stage Pipeline on):
+  /// what FLOP counts and the fp64 reference read.
+  mlir::func::FuncOp layerModel() { return layerSelected; }
+  /// The target, parsed once (valid after a successful load): the Halide
+  /// target codegen compiles for and the budgets attn-tile fits.
+  const target::TargetModel &target() const { return targetModel; }
+  /// What codegen is asked to do for this session's policy and target.
+  codegen::CodegenOptions codegenOptions() const;
+
+  /// The model's pipeline (after runTo(Stage::Pipeline)).
+  codegen::ModelPipeline &pipeline() { return *built; }
+
+  /// Runs to Pipeline and JIT-compiles it for the host; the session gives up
+  /// its pipeline to the result. Null on failure (a GPU target needs a
+  /// usable GPU unless gpuOnHost).
+  std::unique_ptr<codegen::JitModel> jit();
+  /// Runs to Pipeline and compiles it for the target into `outputDir`
+  /// (lib<name>.a, <name>.h); `name` "" = the model's. The files written are
+  /// appended to `written`.
+  bool compileAot(const std::string &outputDir, const std::string &name,
+                  std::vector<std::string> &written);
+  /// Runs to Pipeline and prints Halide's lowered statement for the target.
+  bool printStmt(llvm::raw_ostream &os);
+
+private:
+  bool imported(dsl::FrontendResult result);
+  bool loaded(mlir::OwningOpRef<mlir::ModuleOp> ir);
+  bool error(const llvm::Twine &message);
+  bool select();
+  bool lower();
+  bool schedule();
+  bool buildPipeline();
+
+  SessionOptions opts;
+  llvm::raw_ostream &diagOS;
+  std::unique_ptr<mlir::MLIRContext> ctx;
+  dsl::FrontendResult front;
+  std::unique_ptr<llvm::SourceMgr> irSourceMgr;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler;
+  mlir::OwningOpRef<mlir::ModuleOp> ir;          ///< IR-text sources
+  mlir::OwningOpRef<mlir::ModuleOp> layerModule; ///< copy before expansion
+  mlir::func::FuncOp selected, layerSelected;
+  target::TargetModel targetModel;
+  std::unique_ptr<codegen::ModelPipeline> built;
+  Stage current = Stage::Empty;
+};
+
+/// The model called `name`, or the only model when `name` is empty. Emits
+/// an error listing the models when there is no such (unique) model.
+mlir::func::FuncOp findModel(mlir::ModuleOp module, llvm::StringRef name);
+
+/// Forward FLOPs of one call of `model` (layer-level or primitive IR) with
+/// the runtime dims bound as in `dims` (multiply-add = 2; spec §5 for the
+/// layer templates, 2*M*K*N for products and 2*n*m*(dk+dv) per head for
+/// attention otherwise).
+double countFlops(mlir::func::FuncOp model,
+                  const std::map<std::string, int64_t> &dims);
+
+} // namespace attnc::driver
+
+#endif // ATTNC_DRIVER_SESSION_H

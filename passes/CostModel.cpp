@@ -1,0 +1,249 @@
+//===- CostModel.cpp - attn-tile's register and cache cost model ----------===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the cost model that picks a `#attn.schedule` for
+// each compute op from a TargetModel's budgets (choose*Schedule): GEMM
+// register tiles and L2 panels, row-wise vectors, attention blocks, and on
+// CUDA blocks, threads and shared-memory staging.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dsl/IR/AttnOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Cost model
+//===----------------------------------------------------------------------===//
+
+/// The largest power of two <= `value` (at least 1).
+static int64_t floorPowerOf2(int64_t value) {
+  if (value < 1)
+    return 1;
+  return static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(value)));
+}
+
+/// `limit`, or the largest power of two <= `extent` if `extent` is static
+/// and smaller.
+static int64_t fitPowerOf2(int64_t limit, int64_t extent) {
+  if (ShapedType::isDynamic(extent) || extent >= limit)
+    return limit;
+  return floorPowerOf2(extent);
+}
+
+ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
+                                            const TargetModel &target, int64_t m,
+                                            int64_t n, int64_t k) {
+  ScheduleParams p;
+  if (target.isGpu()) {
+    // A block computes a 64 x 64 tile with 16 x 16 threads of 4 x 4
+    // register accumulators; each reduction step stages 16-deep panels of
+    // both operands (8 KiB) in shared memory. Small operands shrink it.
+    p.tileX = fitPowerOf2(64, n);
+    p.tileY = fitPowerOf2(64, m);
+    p.gpuThreadsX = std::min<int64_t>(16, p.tileX);
+    p.gpuThreadsY = std::min<int64_t>(16, p.tileY);
+    p.splitK = fitPowerOf2(16, k);
+    p.shared = p.splitK >= 4;
+    if (!p.shared)
+      p.splitK = 0;
+    return ScheduleAttr::get(context, p);
+  }
+  p.parallel = true;
+  p.vector = fitPowerOf2(target.vectorLanes, n);
+  int64_t vectors = 4;
+  if (!ShapedType::isDynamic(n))
+    vectors = std::clamp<int64_t>(n / p.vector, 1, 4);
+  p.tileX = vectors * p.vector;
+  // The most rows (8 down to 2) whose accumulators fit the free registers.
+  int64_t free = target.vectorRegisters - kReservedVectorRegisters;
+  p.tileY = 1;
+  for (int64_t rows = 8; rows >= 2; --rows) {
+    if (vectors * rows <= free) {
+      p.tileY = rows;
+      break;
+    }
+  }
+  if (!ShapedType::isDynamic(m))
+    p.tileY = std::clamp<int64_t>(m, 1, p.tileY);
+  p.unrollX = p.tileX > 1 ? vectors : 1;
+  p.unrollY = p.tileY;
+  // Split K when a K x tile-x panel of B would not fit half of L2.
+  int64_t block = floorPowerOf2(target.l2Bytes / 2 / (p.tileX * kF32Bytes));
+  if (ShapedType::isDynamic(k) || k > block)
+    p.splitK = block;
+  return ScheduleAttr::get(context, p);
+}
+
+ScheduleAttr mlir::attn::chooseRowwiseSchedule(MLIRContext *context,
+                                               const TargetModel &target,
+                                               int64_t width, int64_t rank) {
+  ScheduleParams p;
+  if (target.isGpu()) {
+    p.tileX = p.gpuThreadsX = fitPowerOf2(64, width);
+    p.tileY = p.gpuThreadsY = rank >= 2 ? 64 / p.tileX : 1;
+    return ScheduleAttr::get(context, p);
+  }
+  p.vector = fitPowerOf2(target.vectorLanes, width);
+  int64_t vectors = 4;
+  if (!ShapedType::isDynamic(width))
+    vectors = std::clamp<int64_t>(width / p.vector, 1, 4);
+  p.tileX = vectors * p.vector;
+  p.parallel = rank >= 2;
+  return ScheduleAttr::get(context, p);
+}
+
+ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
+                                                 const TargetModel &target,
+                                                 int64_t width, int64_t keys,
+                                                 bool chunkMask) {
+  ScheduleParams p;
+  if (target.isGpu()) {
+    // Blocked: 64 queries by up to 256 value columns of one head per block
+    // (the largest power of two dividing the head's columns: every column
+    // block recomputes the block's weights, so wide blocks for wide heads),
+    // 16 x 16 threads of up to 16 x 4 outputs, 32 keys per step (16 with
+    // 256 columns) with their weights and values in shared memory (at most
+    // 24 KiB, 32.5 KiB with softmax).
+    int64_t columns = 1;
+    if (!ShapedType::isDynamic(width) && !chunkMask)
+      while (columns < 256 && width % (2 * columns) == 0)
+        columns *= 2;
+    if (columns >= 16) {
+      p.tileX = columns;
+      p.tileY = 64;
+      p.gpuThreadsX = 16;
+      p.gpuThreadsY = 16;
+      p.splitK = columns > 128 ? 16 : 32;
+      p.shared = true;
+      return ScheduleAttr::get(context, p);
+    }
+    // Row-wise, one thread per output element: dynamic widths, chunk masks
+    // and heads of fewer than 16 columns (too few threads for blocks).
+    p.tileX = p.gpuThreadsX = fitPowerOf2(32, width);
+    p.tileY = p.gpuThreadsY = 8;
+    return ScheduleAttr::get(context, p);
+  }
+  p.vector = fitPowerOf2(target.vectorLanes, width);
+  p.parallel = true;
+  if (p.vector < 2 || chunkMask) {
+    // One column per head, or a chunk mask: scores one query row at a time
+    // (no n x m buffer).
+    p.compute = ComputeAt::row;
+    return ScheduleAttr::get(context, p);
+  }
+  // Blocks of queries x keys: both products are register-tiled GEMMs. The
+  // output tile keeps 2 x 8 vector accumulators (2 x 4 with 16 registers);
+  // a block is 64 keys (128 over long sequences, so each query block reads
+  // the values half as often), fitted to few static keys.
+  p.compute = ComputeAt::tile;
+  p.unrollX = (!ShapedType::isDynamic(width) && width < 2 * p.vector) ? 1 : 2;
+  p.tileX = p.unrollX * p.vector;
+  p.tileY = p.unrollY = target.vectorRegisters >= 32 ? 8 : 4;
+  int64_t lcm = std::lcm(p.tileX, p.tileY);
+  p.splitK = ShapedType::isDynamic(keys) || keys > 512 ? 128 : 64;
+  p.splitK = llvm::alignTo(p.splitK, lcm);
+  if (!ShapedType::isDynamic(keys))
+    p.splitK = std::min(p.splitK, static_cast<int64_t>(llvm::alignTo(
+                                      std::max<int64_t>(keys, 1), lcm)));
+  return ScheduleAttr::get(context, p);
+}
+
+/// Whether `op` is computed inside the loops of its kernel's anchor: an
+/// elementwise member of an attn.kernel (attn-fuse's groups) other than the
+/// anchor, except one whose result leaves the kernel without being a
+/// product's epilogue (it is stored, so that consumers outside do not
+/// recompute it).
+static bool isInlinedMember(Operation *op) {
+  auto kernel = dyn_cast_or_null<KernelOp>(op->getParentOp());
+  if (!kernel || !(isElementwise(op) || isNorm(op)) ||
+      op == kernel.getAnchor())
+    return false;
+  bool leaves = llvm::any_of(op->getUsers(), [](Operation *user) {
+    return isa<KernelYieldOp>(user);
+  });
+  // An activation or residual add applied in a product's output stage.
+  return !leaves || getEpilogueProduct(op);
+}
+
+ScheduleShape mlir::attn::getScheduleShape(Operation *op) {
+  ScheduleShape shape;
+  if (op->getNumResults() != 1)
+    return shape;
+  if (isInlinedMember(op)) {
+    shape.kind = ScheduleShape::Inlined;
+    return shape;
+  }
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || type.getRank() == 0)
+    return shape;
+  ArrayRef<int64_t> dims = type.getShape();
+  shape.rank = type.getRank();
+  shape.width = dims.back();
+  shape.rows = shape.rank >= 2 ? dims[shape.rank - 2] : 1;
+  auto product = [&](int64_t depth) {
+    shape.kind = ScheduleShape::Product;
+    shape.depth = depth;
+  };
+  auto dimOf = [](Value value, int64_t axis) {
+    auto type = cast<RankedTensorType>(value.getType());
+    return type.getShape()[axis < 0 ? type.getRank() + axis : axis];
+  };
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](DenseOp dense) { product(dimOf(dense.getW(), 0)); })
+      .Case([&](MatmulOp matmul) { product(dimOf(matmul.getA(), -1)); })
+      // The per-chunk products of the chunk form are GEMMs: [s, e] states
+      // over C tokens, [C, e] outputs over s state rows.
+      .Case([&](ChunkStateOp state) { product(dimOf(state.getK(), -2)); })
+      .Case([&](StateApplyOp apply) { product(dimOf(apply.getQ(), -1)); })
+      .Case([&](AttentionOp attention) {
+        shape.kind = ScheduleShape::Attention;
+        if (!ShapedType::isDynamic(shape.width))
+          shape.width /= attention.getHeads();
+        shape.depth = dimOf(attention.getK(), -2);
+        shape.chunkMask =
+            llvm::is_contained({MaskKind::chunk, MaskKind::causal_chunk},
+                               attention.getMask().getKind());
+      })
+      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, SiluOp, GeluOp, ReluOp,
+            SigmoidOp, ExpOp, TanhOp, SqrtOp, LayerNormOp, ScaleNormOp,
+            RmsNormOp, ScaleOffsetOp, RopeOp, LinearAttnOp, ChunkedLinearOp,
+            ChunkOp, ChunkScanOp>(
+          [&](Operation *) { shape.kind = ScheduleShape::Rowwise; })
+      .Default([](Operation *) {});
+  return shape;
+}
+
+ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
+                                        const TargetModel &target) {
+  ScheduleShape shape = getScheduleShape(op);
+  MLIRContext *context = op->getContext();
+  switch (shape.kind) {
+  case ScheduleShape::None:
+    return {};
+  case ScheduleShape::Inlined: {
+    ScheduleParams fused;
+    fused.compute = ComputeAt::inlined;
+    return ScheduleAttr::get(context, fused);
+  }
+  case ScheduleShape::Product:
+    return chooseGemmSchedule(context, target, shape.rows, shape.width,
+                              shape.depth);
+  case ScheduleShape::Attention:
+    return chooseAttentionSchedule(context, target, shape.width, shape.depth,
+                                   shape.chunkMask);
+  case ScheduleShape::Rowwise:
+    return chooseRowwiseSchedule(context, target, shape.width, shape.rank);
+  }
+  llvm_unreachable("unknown schedule shape");
+}

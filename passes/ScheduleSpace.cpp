@@ -1,0 +1,217 @@
+//===- ScheduleSpace.cpp - the legal schedules of an op on a target -------===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements forEachSchedule: the schedule space a tuner searches.
+// For an op and a target it walks a grid of candidate points for the op's
+// class (getScheduleShape) and yields those that the verifier accepts: the
+// dialect's rules (ScheduleAttr::verifyParams, verifyScheduleForOp) and the
+// target's budgets (verifyScheduleFor). The grid's bounds are documented at
+// forEachSchedule in Passes.h; within them, every point the verifier accepts
+// is yielded, and nothing else.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The powers of two from `low` to `high`.
+std::vector<int64_t> powersOf2(int64_t low, int64_t high) {
+  std::vector<int64_t> values;
+  for (int64_t v = low; v <= high; v *= 2)
+    values.push_back(v);
+  return values;
+}
+
+/// The divisors of `n` (n >= 1).
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> values;
+  for (int64_t d = 1; d <= n; ++d)
+    if (n % d == 0)
+      values.push_back(d);
+  return values;
+}
+
+/// Walks the grid of one op. `yield` returns false to stop; so does every
+/// walker here once it has.
+class SpaceWalker {
+public:
+  SpaceWalker(Operation *op, const TargetModel &target,
+              function_ref<bool(const ScheduleParams &)> yield)
+      : op(op), target(target), yield(yield) {}
+
+  void walk() {
+    ScheduleShape shape = getScheduleShape(op);
+    switch (shape.kind) {
+    case ScheduleShape::None:
+      return;
+    case ScheduleShape::Inlined: {
+      ScheduleParams p;
+      p.compute = ComputeAt::inlined;
+      offer(p);
+      return;
+    }
+    case ScheduleShape::Product:
+      target.isGpu() ? gpuTiles(/*staged=*/true) : cpuTiles(8, 8, kSplits);
+      return;
+    case ScheduleShape::Rowwise:
+      target.isGpu() ? gpuTiles(/*staged=*/false) : cpuTiles(8, 4, kNoSplit);
+      return;
+    case ScheduleShape::Attention:
+      target.isGpu() ? gpuAttention() : cpuAttention();
+      return;
+    }
+  }
+
+private:
+  /// split_k values tried for products: not split, or power-of-two blocks.
+  static constexpr int64_t kSplits[] = {0,    16,   32,   64,   128,  256,
+                                        512,  1024, 2048, 4096, 8192, 16384};
+  static constexpr int64_t kNoSplit[] = {0};
+  /// Keys per block of blocked CPU attention.
+  static constexpr int64_t kKeyBlocks[] = {16, 32, 64, 128, 256, 512};
+
+  /// Yields `p` if the verifier accepts it; false once the walk must stop.
+  bool offer(const ScheduleParams &p) {
+    if (stopped)
+      return false;
+    auto emitError = [&] { return mlir::emitError(op->getLoc()); };
+    if (failed(verifyScheduleForOp(op, p, emitError)) ||
+        failed(verifyScheduleFor(p, target, emitError, op)))
+      return true;
+    stopped = !yield(p);
+    return !stopped;
+  }
+
+  /// CPU vector widths: scalar, then powers of two up to the lanes.
+  std::vector<int64_t> vectors() const {
+    return powersOf2(1, target.vectorLanes);
+  }
+
+  /// CPU register tiles computed `compute`: tile x = vector * (1..
+  /// maxAcross vectors), tile y in 1..maxRows, every unroll dividing them,
+  /// each split_k of `splits`, serial or parallel rows.
+  void cpuTiles(int64_t maxAcross, int64_t maxRows, ArrayRef<int64_t> splits,
+                ComputeAt compute = ComputeAt::root) {
+    for (int64_t vector : vectors())
+      for (int64_t across = 1; across <= maxAcross; ++across)
+        for (int64_t rows = 1; rows <= maxRows; ++rows)
+          for (int64_t unrollX : divisors(across))
+            for (int64_t unrollY : divisors(rows))
+              for (int64_t split : splits)
+                for (bool parallel : {false, true}) {
+                  ScheduleParams p;
+                  p.compute = compute;
+                  p.vector = vector;
+                  p.tileX = vector * across;
+                  p.tileY = rows;
+                  p.unrollX = unrollX;
+                  p.unrollY = unrollY;
+                  p.splitK = split;
+                  p.parallel = parallel;
+                  if (!offer(p))
+                    return;
+                }
+  }
+
+  /// GPU tiles: powers of two 1..64 per axis over every power-of-two
+  /// thread count dividing them; products also with operand panels staged
+  /// in shared memory (split_k 4..64).
+  void gpuTiles(bool staged) {
+    for (int64_t tileX : powersOf2(1, 64))
+      for (int64_t tileY : powersOf2(1, 64))
+        for (int64_t threadsX : powersOf2(1, tileX))
+          for (int64_t threadsY : powersOf2(1, tileY)) {
+            ScheduleParams p;
+            p.tileX = tileX;
+            p.tileY = tileY;
+            p.gpuThreadsX = threadsX;
+            p.gpuThreadsY = threadsY;
+            if (!offer(p))
+              return;
+            if (!staged)
+              continue;
+            p.shared = true;
+            for (int64_t split : powersOf2(4, 64)) {
+              p.splitK = split;
+              if (!offer(p))
+                return;
+            }
+          }
+  }
+
+  /// CPU attention: one query row at a time (`row`) or whole score
+  /// matrices (`root`), each vectorised by every width, serial or parallel;
+  /// and blocks of queries x keys (`tile`): the register tiles of cpuTiles
+  /// (up to 4 vectors x 8 rows) with blocks of 16..512 keys.
+  void cpuAttention() {
+    for (ComputeAt compute : {ComputeAt::row, ComputeAt::root})
+      for (int64_t vector : vectors())
+        for (bool parallel : {false, true}) {
+          ScheduleParams p;
+          p.compute = compute;
+          p.vector = vector;
+          p.parallel = parallel;
+          if (!offer(p))
+            return;
+        }
+    cpuTiles(4, 8, kKeyBlocks, ComputeAt::tile);
+  }
+
+  /// GPU attention: one thread per output element (the tiles of gpuTiles
+  /// without staging), and blocked attention: tile x 16..256 value
+  /// columns, tile y 16..64 queries, threads 8..16 per axis, 8..64 keys per
+  /// step staged in shared memory.
+  void gpuAttention() {
+    gpuTiles(/*staged=*/false);
+    for (int64_t tileX : powersOf2(16, 256))
+      for (int64_t tileY : powersOf2(16, 64))
+        for (int64_t threadsX : powersOf2(8, 16))
+          for (int64_t threadsY : powersOf2(8, 16))
+            for (int64_t keys : powersOf2(8, 64)) {
+              ScheduleParams p;
+              p.tileX = tileX;
+              p.tileY = tileY;
+              p.gpuThreadsX = threadsX;
+              p.gpuThreadsY = threadsY;
+              p.splitK = keys;
+              p.shared = true;
+              if (!offer(p))
+                return;
+            }
+  }
+
+  Operation *op;
+  const TargetModel &target;
+  function_ref<bool(const ScheduleParams &)> yield;
+  bool stopped = false;
+};
+
+} // namespace
+
+void mlir::attn::forEachSchedule(
+    Operation *op, const TargetModel &target,
+    function_ref<bool(const ScheduleParams &)> yield) {
+  // The verifier explains each rejected point; the walk only needs the
+  // verdict.
+  ScopedDiagnosticHandler silence(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+  SpaceWalker(op, target, yield).walk();
+}
+
+std::vector<ScheduleParams>
+mlir::attn::enumerateSchedules(Operation *op, const TargetModel &target) {
+  std::vector<ScheduleParams> space;
+  forEachSchedule(op, target, [&](const ScheduleParams &p) {
+    space.push_back(p);
+    return true;
+  });
+  return space;
+}

@@ -1,0 +1,38 @@
+//===- Tensor.h - a dense f32 tensor owned by the host ------------*- C++ -*-===//
+//
+// This file declares HostTensor, the one tensor type of attnc's host code:
+// the .npy reader and writer, the safetensors reader (each tensor it reads
+// is one), the JIT runner's inputs, weights and outputs, and the tools'
+// random tensors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_RUNTIME_TENSOR_H
+#define ATTNC_RUNTIME_TENSOR_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnc::runtime {
+
+/// A dense f32 tensor in C order, owned by the host.
+struct HostTensor {
+  /// The shape; empty for a scalar (rank 0).
+  std::vector<int64_t> shape;
+  /// The elements in C order; as many as the product of the shape.
+  std::vector<float> data;
+
+  HostTensor() = default;
+  /// Zeros of `shape`, whose size the caller has checked (a negative extent
+  /// or an overflowing product gives no elements).
+  explicit HostTensor(std::vector<int64_t> shape);
+  /// The element count; -1 when an extent is negative or the tensor's
+  /// bytes overflow int64.
+  int64_t numElements() const;
+  /// `[2, 300, 512]`.
+  std::string shapeString() const;
+};
+
+} // namespace attnc::runtime
+
+#endif // ATTNC_RUNTIME_TENSOR_H

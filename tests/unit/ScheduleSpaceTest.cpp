@@ -1,0 +1,142 @@
+//===- ScheduleSpaceTest.cpp - the schedule space a tuner searches --------===//
+//
+// Part of attnc, a compiler for attention layers.
+//
+//===----------------------------------------------------------------------===//
+//
+// Tests of forEachSchedule / enumerateSchedules on the ops of the examples,
+// for every target family: every point verifies (the dialect's rules and the
+// target's budgets), no point repeats, every scheduled op has points, and
+// the cost model's choice is one of them. The numerics of a sample of points
+// are checked end to end in tests/e2e/ScheduleSpaceE2ETest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "driver/Session.h"
+#include "passes/Passes.h"
+
+#include "dsl/IR/AttnOps.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::attn;
+using attnc::driver::Session;
+using attnc::driver::Stage;
+
+namespace {
+
+std::string readExample(const std::string &name) {
+  std::ifstream in(std::string(ATTNC_EXAMPLES_DIR) + "/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+auto key(const ScheduleParams &p) {
+  return std::make_tuple(p.tileX, p.tileY, p.vector, p.unrollX, p.unrollY,
+                         p.splitK, p.parallel, int(p.compute), p.gpuThreadsX,
+                         p.gpuThreadsY, p.shared);
+}
+
+using Case = std::tuple<const char *, TargetKind>;
+
+class ScheduleSpaceTest : public ::testing::TestWithParam<Case> {};
+
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  std::string name = std::get<0>(info.param);
+  name = name.substr(0, name.find('.'));
+  name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+  const char *kinds[] = {"generic", "avx2", "avx512", "cuda"};
+  return name + "_" + kinds[int(std::get<1>(info.param))];
+}
+
+TEST_P(ScheduleSpaceTest, EveryPointVerifiesAndTheCostModelsChoiceIsOne) {
+  auto [example, kind] = GetParam();
+  TargetModel target = TargetModel::get(kind);
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  Session session({"", target.getName().str()}, os);
+  ASSERT_TRUE(session.loadSource(readExample(example), example));
+  ASSERT_TRUE(session.runTo(Stage::Scheduled)) << diagnostics;
+
+  // Each distinct op shape once: repeated layers have the same spaces.
+  std::set<std::string> seen;
+  int checked = 0;
+  session.module().walk([&](Operation *op) {
+    ScheduleAttr chosen = ScheduleAttr::lookup(op);
+    ScheduleShape shape = getScheduleShape(op);
+    if (shape.kind == ScheduleShape::None) {
+      EXPECT_TRUE(enumerateSchedules(op, target).empty());
+      return;
+    }
+    std::string signature;
+    llvm::raw_string_ostream sig(signature);
+    sig << op->getName() << " " << int(shape.kind) << " " << shape.rows << " "
+        << shape.width << " " << shape.depth << " " << shape.chunkMask;
+    for (Type type : op->getOperandTypes())
+      sig << " " << type;
+    if (!seen.insert(signature).second)
+      return;
+    ++checked;
+    std::vector<ScheduleParams> space = enumerateSchedules(op, target);
+    ASSERT_FALSE(space.empty()) << signature;
+    std::set<decltype(key(space[0]))> keys;
+    int rejected = 0;
+    {
+      ScopedDiagnosticHandler count(op->getContext(), [&](Diagnostic &) {
+        ++rejected;
+        return success();
+      });
+      auto emitError = [&] { return op->emitError(); };
+      for (const ScheduleParams &p : space) {
+        EXPECT_TRUE(keys.insert(key(p)).second) << "repeated point";
+        EXPECT_TRUE(ScheduleAttr::getChecked(emitError, op->getContext(), p));
+        EXPECT_TRUE(succeeded(verifyScheduleForOp(op, p, emitError)));
+        EXPECT_TRUE(succeeded(verifyScheduleFor(p, target, emitError, op)));
+      }
+    }
+    EXPECT_EQ(rejected, 0) << signature;
+    ASSERT_TRUE(chosen) << signature;
+    std::string printed;
+    llvm::raw_string_ostream(printed) << chosen;
+    EXPECT_TRUE(keys.count(key(chosen.getParams())))
+        << "the cost model's schedule " << printed << " of " << signature
+        << " is not in the space of target " << target.getName().str();
+  });
+  EXPECT_GT(checked, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, ScheduleSpaceTest,
+    ::testing::Combine(::testing::Values("flash.attn", "gau.attn", "mhsa.attn",
+                                         "local.attn", "linear.attn",
+                                         "custom_gau.attn"),
+                       ::testing::Values(TargetKind::generic, TargetKind::avx2,
+                                         TargetKind::avx512, TargetKind::cuda)),
+    caseName);
+
+TEST(ScheduleSpaceStopTest, TheWalkStopsWhenAsked) {
+  TargetModel target = TargetModel::get(TargetKind::avx2);
+  Session session({"", "x86-64-avx2"}, llvm::errs());
+  ASSERT_TRUE(session.loadSource(readExample("gau.attn"), "gau.attn"));
+  ASSERT_TRUE(session.runTo(Stage::Scheduled));
+  Operation *dense = nullptr;
+  session.module().walk([&](DenseOp op) { dense = op; });
+  ASSERT_TRUE(dense);
+  int calls = 0;
+  forEachSchedule(dense, target, [&](const ScheduleParams &) {
+    return ++calls < 3;
+  });
+  EXPECT_EQ(calls, 3);
+}
+
+} // namespace
