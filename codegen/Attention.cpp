@@ -347,12 +347,8 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   return mlir::success();
 }
 
-mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
-                                   bool &handled) {
-  auto attention = mlir::dyn_cast<attn::AttentionOp>(op);
-  handled = static_cast<bool>(attention);
-  if (!attention)
-    return mlir::success();
+mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
+  auto attention = mlir::cast<attn::AttentionOp>(op);
   for (mlir::Value operand :
        {attention.getQ(), attention.getK(), attention.getV()}) {
     auto type = mlir::cast<mlir::RankedTensorType>(operand.getType());

@@ -149,9 +149,7 @@ static mlir::LogicalResult lowerStateApply(Lowering &lowering,
   return mlir::success();
 }
 
-mlir::LogicalResult lowerChunked(Lowering &lowering, mlir::Operation *op,
-                                 bool &handled) {
-  handled = true;
+mlir::LogicalResult lowerChunked(Lowering &lowering, mlir::Operation *op) {
   if (auto chunk = mlir::dyn_cast<attn::ChunkOp>(op))
     return lowerChunk(lowering, chunk);
   if (auto unchunk = mlir::dyn_cast<attn::UnchunkOp>(op))
@@ -162,8 +160,8 @@ mlir::LogicalResult lowerChunked(Lowering &lowering, mlir::Operation *op,
     return lowerChunkScan(lowering, scan);
   if (auto apply = mlir::dyn_cast<attn::StateApplyOp>(op))
     return lowerStateApply(lowering, apply);
-  handled = false;
-  return mlir::success();
+  return op->emitError() << "internal error: '" << op->getName()
+                         << "' reached the wrong lowering";
 }
 
 } // namespace attnc::codegen

@@ -58,17 +58,7 @@ Expr applyActivation(mlir::Operation *op, const Expr &x) {
   return Expr();
 }
 
-mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op,
-                                     bool &handled) {
-  handled = true;
-  // An activation or residual add that a product applies in its output
-  // stage is an alias of the product.
-  for (mlir::Value operand : op->getOperands())
-    if (mlir::Operation *producer = operand.getDefiningOp();
-        producer && lowering.epilogueOf(producer) == op) {
-      lowering.set(op->getResult(0), lowering.get(operand));
-      return mlir::success();
-    }
+mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op) {
   if (auto constant = mlir::dyn_cast<attn::ConstantOp>(op)) {
     HTensor t;
     t.func = Func("constant");
@@ -128,8 +118,8 @@ mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op,
     lowering.set(so, t);
     return mlir::success();
   }
-  handled = false;
-  return mlir::success();
+  return op->emitError() << "internal error: '" << op->getName()
+                         << "' reached the wrong lowering";
 }
 
 } // namespace attnc::codegen

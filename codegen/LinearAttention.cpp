@@ -168,15 +168,13 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
   return mlir::success();
 }
 
-mlir::LogicalResult lowerLinearAttention(Lowering &lowering, mlir::Operation *op,
-                                         bool &handled) {
-  handled = true;
+mlir::LogicalResult lowerLinearAttention(Lowering &lowering, mlir::Operation *op) {
   if (auto lin = mlir::dyn_cast<attn::LinearAttnOp>(op))
     return lowerLinearAttn(lowering, lin);
   if (auto chunked = mlir::dyn_cast<attn::ChunkedLinearOp>(op))
     return lowerChunkedLinear(lowering, chunked);
-  handled = false;
-  return mlir::success();
+  return op->emitError() << "internal error: '" << op->getName()
+                         << "' reached the wrong lowering";
 }
 
 } // namespace attnc::codegen

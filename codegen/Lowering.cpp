@@ -11,6 +11,7 @@
 #include "codegen/Resources.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cstdlib>
 #include <map>
@@ -246,24 +247,45 @@ mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
 
 mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
   currentOp = op;
-  bool handled = false;
-  using Family = mlir::LogicalResult (*)(Lowering &, mlir::Operation *, bool &);
-  for (Family family : {lowerElementwise, lowerShapeOps, lowerNorms, lowerMatmul,
-                        lowerAttention, lowerLinearAttention, lowerChunked}) {
-    if (mlir::failed(family(*this, op, handled)))
-      return mlir::failure();
-    if (handled)
+  // An activation or residual add that a product applies in its output
+  // stage (attn-fuse's epilogue) is an alias of the product.
+  for (mlir::Value operand : op->getOperands())
+    if (mlir::Operation *producer = operand.getDefiningOp();
+        producer && epilogueOf(producer) == op) {
+      set(op->getResult(0), get(operand));
       return mlir::success();
-  }
-  return op->emitError() << "code generation does not support '"
-                         << op->getName() << "'"
-                         << (mlir::isa<mlir::attn::GauOp, mlir::attn::FlashOp,
-                                       mlir::attn::MhsaOp,
-                                       mlir::attn::LinearAttentionOp,
-                                       mlir::attn::LocalAttentionOp,
-                                       mlir::attn::GluFfnOp>(op)
-                                 ? " (run attn-expand-layers first)"
-                                 : "");
+    }
+  namespace attn = mlir::attn;
+  auto family = [&](auto lower) {
+    return [this, lower](mlir::Operation *member) {
+      return lower(*this, member);
+    };
+  };
+  return llvm::TypeSwitch<mlir::Operation *, mlir::LogicalResult>(op)
+      .Case<attn::ConstantOp, attn::AddOp, attn::SubOp, attn::MulOp,
+            attn::DivOp, attn::PowOp, attn::NegOp, attn::SiluOp, attn::GeluOp,
+            attn::ReluOp, attn::SigmoidOp, attn::ExpOp, attn::TanhOp,
+            attn::SqrtOp, attn::ScaleOffsetOp>(family(lowerElementwise))
+      .Case<attn::SplitOp, attn::TransposeOp, attn::RowOp>(
+          family(lowerShapeOps))
+      .Case<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp,
+            attn::RopeOp>(family(lowerNorms))
+      .Case<attn::MatmulOp, attn::DenseOp>(family(lowerMatmul))
+      .Case<attn::AttentionOp>(family(lowerAttention))
+      .Case<attn::LinearAttnOp, attn::ChunkedLinearOp>(
+          family(lowerLinearAttention))
+      .Case<attn::ChunkOp, attn::UnchunkOp, attn::ChunkStateOp,
+            attn::ChunkScanOp, attn::StateApplyOp>(family(lowerChunked))
+      .Default([](mlir::Operation *other) -> mlir::LogicalResult {
+        return other->emitError()
+               << "code generation does not support '" << other->getName()
+               << "'"
+               << (mlir::isa<attn::GauOp, attn::FlashOp, attn::MhsaOp,
+                             attn::LinearAttentionOp, attn::LocalAttentionOp,
+                             attn::GluFfnOp>(other)
+                       ? " (run attn-expand-layers first)"
+                       : "");
+      });
 }
 
 /// Halide extents are 32-bit: a static axis beyond that is a user error at

@@ -139,21 +139,17 @@ private:
       ropeCache;
 };
 
-// Per-family lowerings; each returns failure after emitting a diagnostic.
-mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op,
-                                     bool &handled);
-mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op,
-                                  bool &handled);
-mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op,
-                               bool &handled);
-mlir::LogicalResult lowerMatmul(Lowering &lowering, mlir::Operation *op,
-                                bool &handled);
-mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op,
-                                   bool &handled);
+// Per-family lowerings, one file each; Lowering::lowerOp dispatches each op
+// to its family by type (one TypeSwitch). Each returns failure after
+// emitting a diagnostic.
+mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op);
+mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op);
+mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op);
+mlir::LogicalResult lowerMatmul(Lowering &lowering, mlir::Operation *op);
+mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op);
 mlir::LogicalResult lowerLinearAttention(Lowering &lowering,
-                                         mlir::Operation *op, bool &handled);
-mlir::LogicalResult lowerChunked(Lowering &lowering, mlir::Operation *op,
-                                 bool &handled);
+                                         mlir::Operation *op);
+mlir::LogicalResult lowerChunked(Lowering &lowering, mlir::Operation *op);
 
 } // namespace attnc::codegen
 

@@ -69,9 +69,7 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
   return t;
 }
 
-mlir::LogicalResult lowerMatmul(Lowering &lowering, mlir::Operation *op,
-                                bool &handled) {
-  handled = true;
+mlir::LogicalResult lowerMatmul(Lowering &lowering, mlir::Operation *op) {
   if (auto matmul = mlir::dyn_cast<attn::MatmulOp>(op)) {
     lowering.set(matmul, product(lowering, matmul.getA(), matmul.getB(),
                                  mlir::Value(), matmul));
@@ -82,8 +80,8 @@ mlir::LogicalResult lowerMatmul(Lowering &lowering, mlir::Operation *op,
                                 dense.getBias(), dense));
     return mlir::success();
   }
-  handled = false;
-  return mlir::success();
+  return op->emitError() << "internal error: '" << op->getName()
+                         << "' reached the wrong lowering";
 }
 
 } // namespace attnc::codegen

@@ -81,9 +81,7 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   return ropeCache[key] = {cosTable, sinTable};
 }
 
-mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op,
-                               bool &handled) {
-  handled = true;
+mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
   if (mlir::isa<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp>(op)) {
     const HTensor &in = lowering.get(op->getOperand(0));
     RowStats s = rowStats(in);
@@ -163,8 +161,8 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op,
     lowering.set(rope, t);
     return mlir::success();
   }
-  handled = false;
-  return mlir::success();
+  return op->emitError() << "internal error: '" << op->getName()
+                         << "' reached the wrong lowering";
 }
 
 } // namespace attnc::codegen

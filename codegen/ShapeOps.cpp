@@ -11,9 +11,7 @@ namespace attnc::codegen {
 using namespace Halide;
 namespace attn = mlir::attn;
 
-mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op,
-                                  bool &handled) {
-  handled = true;
+mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op) {
   if (auto split = mlir::dyn_cast<attn::SplitOp>(op)) {
     // A copy: setting a result may grow the value map, and a reference into
     // it would dangle for the next result (a SIGSEGV under the Naive
@@ -57,8 +55,8 @@ mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op,
     lowering.set(row, t);
     return mlir::success();
   }
-  handled = false;
-  return mlir::success();
+  return op->emitError() << "internal error: '" << op->getName()
+                         << "' reached the wrong lowering";
 }
 
 } // namespace attnc::codegen
