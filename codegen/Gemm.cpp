@@ -221,6 +221,12 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   define(out.func, vars,
          gemm.epilogue ? gemm.epilogue(batch, safeRow, safeCol, finished)
                        : finished);
+  // Unclamped columns are safe only over whole tiles from column 0: a
+  // consumer that reads a slice (a split's middle part) would otherwise
+  // start the rounded-up tiles at the slice and read the operands (and an
+  // epilogue's residual) past their last column.
+  if (wholeColumnTiles)
+    out.func.align_bounds(col, tileX);
   out.materialized = true;
   if (gpuTiled) {
     scheduleGpuGemm(lowering, out.func, vars, acc, r, panel, rhsPanel, attr);

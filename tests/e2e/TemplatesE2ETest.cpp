@@ -396,6 +396,39 @@ TEST(ShapeOpsTest, SplitWhileTheValueMapGrowsMatchesTheFp64Reference) {
             1e-4);
 }
 
+TEST(ProductTest, AMiddleSliceOfAProductWithAResidualMatchesTheFp64Reference) {
+  // Campaign seed 10259: the split's middle part asked the MHSA output
+  // product for columns 4..11 of 16; its whole, unclamped column tiles then
+  // started at column 4 and the residual read x at column 19 ("Input buffer
+  // x2 is accessed at 19, which is beyond the max (15)").
+  const char *source = R"(model fuzz_10259 {
+  dim n : seq
+  dim batch_size : batch
+  input x2 : f32[batch_size, n, 16]
+  output y1 : f32[batch_size, n, 8]
+  t0 = mhsa(x2)
+  sp0, sp1, sp2 = split(t0, [4, 8, 4])
+  y1 = sp1
+})";
+  for (auto [kind, target] :
+       {std::pair{ScheduleKind::Default, Halide::get_host_target()},
+        std::pair{ScheduleKind::Naive, Halide::get_host_target()},
+        std::pair{ScheduleKind::Default, cudaScheduleTarget()}}) {
+    auto model = compileAttn(source, kind, target);
+    ASSERT_TRUE(model->jit) << model->diagnostics;
+    codegen::TensorMap weights =
+        codegen::randomWeights(model->jit->pipeline().weights(), 8);
+    for (int64_t n : {1, 16, 21}) {
+      codegen::TensorMap inputs =
+          randomInputs(*model->jit, {{"n", n}, {"batch_size", 2}}, 9);
+      EXPECT_LE(relativeError(runJit(*model, inputs, weights),
+                              runReference(*model, inputs, weights)),
+                1e-4)
+          << "n = " << n;
+    }
+  }
+}
+
 // Attention over features whose count is only known at run time is
 // rejected with a diagnostic at the op (code generation reads the head
 // width from the type).
