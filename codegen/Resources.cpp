@@ -13,14 +13,6 @@
 
 namespace attnc::codegen {
 
-int64_t f32Bytes(const std::vector<int64_t> &shape) {
-  int64_t bytes = int64_t(sizeof(float));
-  for (int64_t size : shape)
-    if (size < 0 || __builtin_mul_overflow(bytes, size, &bytes))
-      return -1;
-  return bytes;
-}
-
 std::string formatBytes(int64_t bytes) {
   char text[96];
   std::snprintf(text, sizeof text, "%lld bytes (%.2f GiB)",

@@ -11,6 +11,8 @@
 #ifndef ATTNC_CODEGEN_RESOURCES_H
 #define ATTNC_CODEGEN_RESOURCES_H
 
+#include "runtime/Tensor.h"
+
 #include <Halide.h>
 
 #include <cstdint>
@@ -25,9 +27,8 @@ constexpr int64_t kMaxExtent = 2147483647;
 /// Target::LargeBuffers, in bytes.
 constexpr int64_t kMaxBufferBytes = 2147483647;
 
-/// The bytes of an f32 tensor of `shape`, or -1 when an extent is negative
-/// or the count overflows int64.
-int64_t f32Bytes(const std::vector<int64_t> &shape);
+/// Bytes of an f32 tensor (runtime/Tensor.h); -1 on overflow.
+using runtime::f32Bytes;
 
 /// `2281718784 bytes (2.12 GiB)`.
 std::string formatBytes(int64_t bytes);

@@ -12,13 +12,18 @@ HostTensor::HostTensor(std::vector<int64_t> s) : shape(std::move(s)) {
   data.assign(static_cast<size_t>(count < 0 ? 0 : count), 0.0f);
 }
 
-int64_t HostTensor::numElements() const {
-  // Counted in bytes, so that a tensor whose bytes overflow has no count.
+int64_t f32Bytes(const std::vector<int64_t> &shape) {
   int64_t bytes = int64_t(sizeof(float));
   for (int64_t extent : shape)
     if (extent < 0 || __builtin_mul_overflow(bytes, extent, &bytes))
       return -1;
-  return bytes / int64_t(sizeof(float));
+  return bytes;
+}
+
+int64_t HostTensor::numElements() const {
+  // Counted in bytes, so that a tensor whose bytes overflow has no count.
+  int64_t bytes = f32Bytes(shape);
+  return bytes < 0 ? -1 : bytes / int64_t(sizeof(float));
 }
 
 std::string HostTensor::shapeString() const {

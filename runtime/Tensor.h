@@ -15,6 +15,10 @@
 
 namespace attnc::runtime {
 
+/// Bytes of an f32 tensor of `shape`; -1 when an extent is negative or the
+/// product overflows int64.
+int64_t f32Bytes(const std::vector<int64_t> &shape);
+
 /// A dense f32 tensor in C order, owned by the host.
 struct HostTensor {
   /// The shape; empty for a scalar (rank 0).
