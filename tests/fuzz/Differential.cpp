@@ -3,7 +3,7 @@
 // This file implements the differential checker (see Differential.h): the
 // in-process check of one model and variant; its isolated form, which forks
 // a child that runs the checks of a model one after the other and streams
-// each result back through a pipe, under a time limit per check; and the
+// each result back through a pipe, under a CPU-time limit per check; and the
 // thread pool that keeps a few such children running at once.
 //
 //===----------------------------------------------------------------------===//
@@ -22,6 +22,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <poll.h>
 #include <regex>
 #include <sstream>
@@ -281,14 +282,22 @@ void warmUpJit() {
   });
 }
 
-/// Runs the checks of `variants` in one child process, which writes each
-/// result as soon as it has it; a check that kills the child or runs past
-/// the limit gets Crash or Timeout, and a new child runs the rest.
 std::vector<VariantResult> checkIsolated(const std::string &source,
                                          const std::vector<DimBinding> &dims,
                                          std::vector<Variant> variants,
                                          const CheckOptions &options) {
   warmUpJit();
+  return runIsolated(
+      std::move(variants),
+      [&](Variant variant) { return checkInProcess(source, dims, variant, options); },
+      options.timeoutSeconds);
+}
+
+} // namespace
+
+std::vector<VariantResult>
+runIsolated(std::vector<Variant> variants,
+            const std::function<VariantResult(Variant)> &check, double timeoutSeconds) {
   std::vector<VariantResult> results;
   while (!variants.empty()) {
     VariantResult failed;
@@ -308,7 +317,7 @@ std::vector<VariantResult> checkIsolated(const std::string &source,
       close(fds[0]);
       for (Variant variant : variants) {
         auto start = Clock::now();
-        VariantResult result = checkInProcess(source, dims, variant, options);
+        VariantResult result = check(variant);
         result.seconds = secondsSince(start);
         std::string text = serialize(result);
         for (size_t done = 0; done < text.size();) {
@@ -331,17 +340,33 @@ std::vector<VariantResult> checkIsolated(const std::string &source,
       continue;
     }
     std::string text;
+    // The limit is on the child's CPU time, so that a check that waits for a
+    // core on a busy machine is not called a hang; a child that neither
+    // computes nor answers (a deadlock) is caught by a wall-clock limit ten
+    // times longer.
+    clockid_t childClock;
+    bool haveCpuClock = clock_getcpuclockid(pid, &childClock) == 0;
+    auto childCpuSeconds = [&] {
+      timespec now{};
+      if (!haveCpuClock || clock_gettime(childClock, &now) != 0)
+        return 0.0;
+      return double(now.tv_sec) + double(now.tv_nsec) * 1e-9;
+    };
     auto start = Clock::now(); // of the check under way
+    double cpuStart = childCpuSeconds();
     bool timedOut = false;
     char buffer[4096];
     for (;;) {
-      double left = options.timeoutSeconds - secondsSince(start);
-      if (left <= 0) {
+      double cpuLeft = timeoutSeconds - (childCpuSeconds() - cpuStart);
+      double wallLeft = 10.0 * timeoutSeconds - secondsSince(start);
+      if (!haveCpuClock)
+        cpuLeft = wallLeft = timeoutSeconds - secondsSince(start);
+      if (cpuLeft <= 0 || wallLeft <= 0) {
         timedOut = true;
         break;
       }
       pollfd pfd{fds[0], POLLIN, 0};
-      int ready = poll(&pfd, 1, int(std::min(left, 1.0) * 1000) + 1);
+      int ready = poll(&pfd, 1, 1000);
       if (ready <= 0)
         continue;
       ssize_t n = read(fds[0], buffer, sizeof(buffer));
@@ -356,6 +381,7 @@ std::vector<VariantResult> checkIsolated(const std::string &source,
         results.push_back(result);
         variants.erase(variants.begin());
         start = Clock::now();
+        cpuStart = childCpuSeconds();
       }
     }
     close(fds[0]);
@@ -370,8 +396,12 @@ std::vector<VariantResult> checkIsolated(const std::string &source,
     variants.erase(variants.begin());
     if (timedOut) {
       failed.outcome = Outcome::Timeout;
-      failed.message = "no result after " + std::to_string(options.timeoutSeconds) +
-                       " s; the check was killed";
+      char limit[160];
+      std::snprintf(limit, sizeof(limit),
+                    "no result after %g s of CPU time (or %g s of wall-clock time); "
+                    "the check was killed",
+                    timeoutSeconds, 10 * timeoutSeconds);
+      failed.message = limit;
     } else if (WIFSIGNALED(status)) {
       failed.outcome = Outcome::Crash;
       failed.message = std::string("the check died on signal ") +
@@ -388,6 +418,8 @@ std::vector<VariantResult> checkIsolated(const std::string &source,
   }
   return results;
 }
+
+namespace {
 
 /// A failure message without numbers, locations, quoted names and buffer
 /// names, to compare two failures.

@@ -17,6 +17,7 @@
 
 #include "tests/fuzz/ModelGenerator.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,9 @@ struct CheckOptions {
   uint64_t inputSeed = 5;
   /// Run each check in a forked child (crashes and hangs become outcomes).
   bool isolate = true;
-  /// Wall-clock limit of one isolated check.
-  int timeoutSeconds = 300;
+  /// CPU-time limit of one isolated check (a check that neither computes nor
+  /// answers is killed after ten times this of wall-clock time).
+  double timeoutSeconds = 300;
 };
 
 /// The outcome of one model with one variant.
@@ -93,6 +95,16 @@ std::vector<VariantResult> checkModel(const GeneratedModel &model,
 std::vector<std::vector<VariantResult>>
 checkModels(const std::vector<GeneratedModel> &models, const CheckOptions &options,
             int parallel);
+
+/// The isolation under checkModel: runs check(v) for each of `variants` in
+/// order, in one forked child that streams each result back as soon as it
+/// has it. A check that kills the child is a Crash; one that uses more than
+/// `timeoutSeconds` of CPU time, or ten times that of wall-clock time
+/// without a result, is killed and is a Timeout (waiting for a core on a
+/// busy machine is not a hang). A new child runs the remaining variants.
+std::vector<VariantResult>
+runIsolated(std::vector<Variant> variants,
+            const std::function<VariantResult(Variant)> &check, double timeoutSeconds);
 
 /// True when `a` and `b` are the same failure: the same outcome and, for
 /// compile and internal errors, the same message apart from numbers and

@@ -16,6 +16,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 namespace attnc::fuzz {
 namespace {
 
@@ -178,6 +182,51 @@ TEST(DifferentialTest, FixedSeedBatchMatchesTheReference) {
   // The batch must exercise what it claims to.
   for (const std::string &feature : kBatchCoverage)
     EXPECT_TRUE(seen.count(feature)) << "the batch has no model with " << feature;
+}
+
+/// The isolation's outcomes, with checks that stand for the compiler's
+/// failures: one that kills its process, one that computes forever, and one
+/// that only waits (a check starved of cores on a busy machine), which is
+/// not a hang.
+TEST(IsolatedChecksTest, ACrashOrAHangIsAnOutcomeAndTheNextCheckStillRuns) {
+  auto check = [](Variant variant) {
+    VariantResult result;
+    if (variant == Variant::Default)
+      std::abort();
+    if (variant == Variant::Naive) {
+      volatile double x = 0;
+      for (;;)
+        x = x + 1;
+    }
+    result.message = "ran";
+    return result;
+  };
+  std::vector<VariantResult> results = runIsolated(
+      {Variant::Default, Variant::Naive, Variant::CudaOnHost}, check, 1.0);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].variant, Variant::Default);
+  EXPECT_EQ(results[0].outcome, Outcome::Crash);
+  EXPECT_NE(results[0].message.find("Aborted"), std::string::npos) << results[0].message;
+  EXPECT_EQ(results[1].variant, Variant::Naive);
+  EXPECT_EQ(results[1].outcome, Outcome::Timeout);
+  EXPECT_NE(results[1].message.find("CPU time"), std::string::npos) << results[1].message;
+  EXPECT_EQ(results[2].variant, Variant::CudaOnHost);
+  EXPECT_EQ(results[2].outcome, Outcome::Ok);
+  EXPECT_EQ(results[2].message, "ran");
+}
+
+TEST(IsolatedChecksTest, ACheckThatWaitsLongerThanTheCpuLimitIsNotATimeout) {
+  auto check = [](Variant) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    VariantResult result;
+    result.message = "waited";
+    return result;
+  };
+  std::vector<VariantResult> results = runIsolated({Variant::Default}, check, 1.0);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].outcome, Outcome::Ok) << results[0].message;
+  EXPECT_EQ(results[0].message, "waited");
+  EXPECT_GE(results[0].seconds, 2.4);
 }
 
 } // namespace
