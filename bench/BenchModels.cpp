@@ -81,12 +81,10 @@ std::vector<BenchSpec> benchSpecs(bool quick, const std::string &family) {
 }
 
 std::unique_ptr<BenchModel>
-BenchModel::compile(const std::string &source, codegen::ScheduleKind schedule) {
+BenchModel::compile(const std::string &source, driver::SchedulePolicy schedule) {
   std::unique_ptr<BenchModel> m(new BenchModel());
   driver::SessionOptions options;
-  options.schedule = schedule == codegen::ScheduleKind::Naive
-                         ? driver::SchedulePolicy::Naive
-                         : driver::SchedulePolicy::Default;
+  options.schedule = schedule;
   m->session = std::make_unique<driver::Session>(options, llvm::errs());
   if (!m->session->loadSource(source, "bench.attn"))
     return nullptr;
@@ -156,7 +154,7 @@ std::pair<double, double> timeDense(int64_t n, int64_t k, int64_t nOut,
   std::unique_ptr<BenchModel> &model = models[{k, nOut}];
   if (!model)
     model = BenchModel::compile(denseSource(k, nOut),
-                                codegen::ScheduleKind::Default);
+                                driver::SchedulePolicy::Default);
   if (!model) {
     std::fprintf(stderr, "attnc-bench: cannot compile the dense model\n");
     std::exit(1);

@@ -51,7 +51,7 @@ public:
   /// Loads, lowers and JIT-compiles `source` with `schedule`; diagnostics
   /// go to stderr and the result is null on failure.
   static std::unique_ptr<BenchModel> compile(const std::string &source,
-                                             codegen::ScheduleKind schedule);
+                                             driver::SchedulePolicy schedule);
 
   /// Random inputs (seed 1) for sequence length `n`, batch 1; outputs
   /// allocated. Aborts with a message if the model rejects them.

@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
   for (const BenchSpec &spec : specs) {
     progress("compiling " + spec.label);
     std::unique_ptr<BenchModel> model =
-        BenchModel::compile(spec.source, codegen::ScheduleKind::Default);
+        BenchModel::compile(spec.source, driver::SchedulePolicy::Default);
     if (!model) {
       notes.push_back("cannot compile " + spec.label +
                       " (errors above on stderr); its rows are missing");
@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
     std::unique_ptr<BenchModel> naive;
     double naiveRate = 0; // GFLOP/s of the naive schedule, from the last run.
     if (o.naive) {
-      naive = BenchModel::compile(spec.source, codegen::ScheduleKind::Naive);
+      naive = BenchModel::compile(spec.source, driver::SchedulePolicy::Naive);
       if (naive) {
         progress(spec.label + ": probing the naive schedule at n = 256");
         naive->bind(256);

@@ -136,8 +136,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   int dk = featuresPerHead(attention, attention.getQ()),
       dv = featuresPerHead(attention, attention.getV());
   bool softmax = attention.getNormalize() == attn::Normalize::softmax;
-  GemmTile tile;
-  tile.set(attr);
+  GemmTile tile = GemmTile::of(attr);
   int block = static_cast<int>(attr.getSplitK());
   Expr keyBlocks = (keys + block - 1) / block;
   attn::MaskAttr mask = attention.getMask();
@@ -153,7 +152,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   define(kT, tVars,
          k.at(withTail(Index(tVars.begin(), tVars.end() - 2),
                        {clamp(tVars[rank - 1], 0, keys - 1), tVars[rank - 2]})));
-  lowering.scheduleRoot(kT, tVars);
+  lowering.scheduleInternal(kT, tVars);
 
   // One block of masked scores of head h, [batch..., h, i, j]: a register
   // tile accumulator of q_h k_h^T (computed per tile of the block) and the
@@ -357,16 +356,12 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
              << "code generation needs the feature dims of attention's q, k "
                 "and v to be static, but one is " << operand.getType();
   }
-  if (attn::ScheduleAttr attr = lowering.schedule();
-      attr && attr.getCompute() == attn::ComputeAt::tile) {
-    if (lowering.options.gpu)
-      return attention.emitError()
-             << "schedule compute = tile is for CPUs, not a CUDA target";
-    return lowerTiledAttention(lowering, attention, attr);
-  }
-  if (attn::ScheduleAttr attr = lowering.schedule();
-      lowering.options.gpu && attr && attr.isOnGpu() && attr.getShared())
-    return lowerGpuTiledAttention(lowering, attention, attr);
+  // The schedule's algorithm: blocked (CPU register tiles, or GPU blocks
+  // staged in shared memory); rows or materialized scores below; naive.
+  attn::ScheduleAttr attr = lowering.schedule();
+  if (attr.getStrategy() == attn::Strategy::blocked)
+    return attr.isOnGpu() ? lowerGpuTiledAttention(lowering, attention, attr)
+                          : lowerTiledAttention(lowering, attention, attr);
   const HTensor &q = lowering.get(attention.getQ());
   const HTensor &k = lowering.get(attention.getK());
   const HTensor &v = lowering.get(attention.getV());
@@ -451,8 +446,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
     rowFuncs = {scores, rowMax, weights, rowSum};
     if (!lowering.rowScratch()) {
       // GPU: row statistics at root, scores and weights recomputed inline.
-      lowering.scheduleRoot(rowMax, rVars, /*vectorize=*/false);
-      lowering.scheduleRoot(rowSum, rVars, /*vectorize=*/false);
+      lowering.scheduleInternal(rowMax, rVars, /*perRow=*/true);
+      lowering.scheduleInternal(rowSum, rVars, /*perRow=*/true);
       rowFuncs.clear();
     }
   } else {
@@ -460,13 +455,12 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
   }
   define(out.func, oVars, value);
   LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
-  // CPU: scores and row statistics live for one query row at a time.
-  mlir::attn::ScheduleAttr attr = lowering.schedule();
-  bool atRoot = attr && attr.getCompute() == mlir::attn::ComputeAt::root;
+  // CPU: scores and row statistics live for one query row at a time
+  // (`rows`), or whole score matrices are computed first (`materialized`).
   if (lowering.rowScratch() && out.materialized)
     for (Func &f : rowFuncs) {
-      if (atRoot)
-        f.compute_root(); // the schedule asks for whole score matrices
+      if (attr.getStrategy() == attn::Strategy::materialized)
+        f.compute_root();
       else
         f.compute_at(row);
     }

@@ -98,15 +98,11 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     std::vector<Expr> curRev(cur.rbegin(), cur.rend()),
         prevRev(prev.rbegin(), prev.rend());
     t.func(curRev) = t.func(prevRev) + states.at(prev);
-    lowering.scheduleRoot(t.func, vars);
-    if (lowering.options.gpu) {
-      lowering.gpuLoops().tile(t.func.update(), e, a, Var("bx"), Var("by"),
-                               Var("tx"), Var("ty"), 16, 8,
-                               TailStrategy::GuardWithIf);
-    } else if (lowering.options.schedule == ScheduleKind::Default) {
-      t.func.update().reorder(e, g, a).vectorize(e, 16, TailStrategy::GuardWithIf)
-          .parallel(a);
-    }
+    lowering.scheduleInternal(t.func, vars);
+    // Each state row `a` scans over the chunks.
+    if (!lowering.options.gpu)
+      t.func.update().reorder(e, g, a);
+    lowering.scheduleScanUpdate(t.func.update(), e, a);
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.
     std::vector<Var> totalVars(vars.begin(), vars.end() - 3);
@@ -115,7 +111,7 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     Func total("chunk_total_sum");
     RDom g(0, chunks, "g");
     define(total, totalVars, sum(states.at(withTail(batch, {g, a, e}))));
-    lowering.scheduleRoot(total, totalVars);
+    lowering.scheduleInternal(total, totalVars);
     std::vector<Expr> at(totalVars.rbegin(), totalVars.rend());
     define(t.func, vars, total(at));
   }

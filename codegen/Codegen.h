@@ -31,14 +31,9 @@ struct TensorInfo {
   std::string shapeString() const; ///< `[b, n, 512]`.
 };
 
-/// Which schedule the generator applies.
-enum class ScheduleKind {
-  Naive,   ///< Everything computed at root, serial, scalar: the baseline.
-  Default, ///< Vectorised, parallel, register-tiled; blocked attention.
-};
-
+/// How codegen realises the schedules of the IR (which it applies as they
+/// are: the schedule policy, default or naive, is attn-tile's).
 struct CodegenOptions {
-  ScheduleKind schedule = ScheduleKind::Default;
   /// Map root stages onto GPU blocks and threads (CUDA targets).
   bool gpu = false;
   /// With `gpu`: run the GPU schedules' loop nests on the host (blocks in

@@ -16,26 +16,30 @@ namespace attnc::codegen {
 
 using namespace Halide;
 
-void GemmTile::set(mlir::attn::ScheduleAttr attr) {
-  vector = static_cast<int>(attr.getVector());
-  unrollX = static_cast<int>(attr.getTileX() / attr.getVector());
-  tileY = static_cast<int>(attr.getTileY());
-  unrollVectors = static_cast<int>(attr.getUnrollX());
-  unrollRows = static_cast<int>(attr.getUnrollY());
+GemmTile GemmTile::of(mlir::attn::ScheduleAttr attr) {
+  GemmTile tile;
+  tile.vector = static_cast<int>(attr.getVector());
+  tile.unrollX = static_cast<int>(attr.getTileX() / attr.getVector());
+  tile.tileY = static_cast<int>(attr.getTileY());
+  tile.rowBlock = static_cast<int>(
+      std::max<int64_t>(attr.getRowBlock() / attr.getTileY(), 1));
+  tile.unrollVectors = static_cast<int>(attr.getUnrollX());
+  tile.unrollRows = static_cast<int>(attr.getUnrollY());
+  return tile;
+}
+
+/// Vectorises `var` of `stage` by `lanes` (nothing for a scalar tile).
+static Stage vectorizeBy(Stage stage, const VarOrRVar &var, int lanes,
+                         TailStrategy tail = TailStrategy::Auto) {
+  return lanes > 1 ? stage.vectorize(var, lanes, tail) : stage;
 }
 
 void scheduleRegisterTile(Func acc, const Var &col, const Var &row,
                           const LoopLevel &at, const GemmTile &tile) {
-  int vectors = tile.unrollVectors > 0 ? tile.unrollVectors : tile.unrollX;
-  int rows = tile.unrollRows > 0 ? tile.unrollRows : tile.tileY;
-  acc.compute_at(at)
-      .vectorize(col, tile.vector)
-      .unroll(col, vectors)
-      .unroll(row, rows);
-  acc.update()
-      .vectorize(col, tile.vector)
-      .unroll(col, vectors)
-      .unroll(row, rows);
+  int vectors = tile.unrollVectors, rows = tile.unrollRows;
+  acc.compute_at(at);
+  for (Stage stage : {Stage(acc), acc.update()})
+    vectorizeBy(stage, col, tile.vector).unroll(col, vectors).unroll(row, rows);
   acc.bound_extent(col, tile.tileX()).bound_extent(row, tile.tileY);
 }
 
@@ -121,12 +125,13 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   size_t rank = vars.size();
   Index batch(vars.begin(), vars.end() - 2);
   Var row = vars[rank - 2], col = vars[rank - 1];
+  // strategy = gemm: register tiles on a CPU, blocks of threads on a GPU;
+  // naive: the plain sum at root.
   mlir::attn::ScheduleAttr attr = lowering.schedule();
-  bool blocked = !lowering.options.gpu &&
-                 lowering.options.schedule == ScheduleKind::Default;
-  // A GPU schedule from attn-tile (or the user): blocks of threads.
-  bool gpuTiled = lowering.options.gpu && attr && attr.isOnGpu();
-  if (!blocked && !gpuTiled) {
+  bool naive = attr.getStrategy() == mlir::attn::Strategy::naive;
+  bool gpuTiled = !naive && attr.isOnGpu();
+  bool blocked = !naive && !gpuTiled;
+  if (naive) {
     RDom r(0, gemm.depth, "k");
     Expr value =
         sum(gemm.lhs(batch, row, r) * gemm.scale * gemm.rhs(batch, r, col));
@@ -138,19 +143,10 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
     return;
   }
 
-  GemmTile tile;
-  bool parallel = true;
-  int splitK = 0;
-  // An attn.schedule on the op (attn-tile's GEMM choice) sets the tile.
-  if (gpuTiled) {
-    tile.vector = 1;
-    tile.unrollX = int(attr.getTileX());
-  } else if (attr && attr.isTiled() && attr.getVector() > 1 &&
-             attr.getTileX() % attr.getVector() == 0) {
-    tile.set(attr);
-    parallel = attr.getParallel();
-    splitK = int(attr.getSplitK());
-  }
+  // The schedule's tile (on a GPU a block's: columns are not vectors).
+  GemmTile tile = GemmTile::of(attr);
+  bool parallel = attr.getParallel();
+  int splitK = int(attr.getSplitK());
   // Rounded-up tiles compute a few rows/columns past the end: clamp reads.
   // Columns that fill whole tiles need no clamp (which would turn the
   // vector loads of the right operand into gathers).
@@ -240,8 +236,8 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
             TailStrategy::RoundUp)
       .split(rowOuter, rowBlock, rowTile, tile.rowBlock,
              TailStrategy::GuardWithIf)
-      .reorder(colInner, rowInner, rowTile, colOuter, rowBlock)
-      .vectorize(colInner, tile.vector);
+      .reorder(colInner, rowInner, rowTile, colOuter, rowBlock);
+  vectorizeBy(out.func, colInner, tile.vector);
   Var blockLoop = rowBlock;
   if (parallel && gemm.parallelOverBatch && rank > 2) {
     // One parallel loop over the row blocks of every batch entry: for the
@@ -255,11 +251,16 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   // exact. Serial when the schedule says so.
   if (parallel)
     out.func.parallel(blockLoop);
-  if (packRhs)
-    packed.compute_root().vectorize(pci, tile.vector).parallel(pco);
-  if (stageLhs)
-    panel.compute_at(out.func, blockLoop)
-        .vectorize(panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);
+  if (packRhs) {
+    packed.compute_root();
+    vectorizeBy(packed, pci, tile.vector);
+    if (parallel)
+      packed.parallel(pco);
+  }
+  if (stageLhs) {
+    panel.compute_at(out.func, blockLoop);
+    vectorizeBy(panel, panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);
+  }
   if (splitK > 0) {
     // Reduction blocks: the right panel of one block stays in cache.
     RVar kOuter("ko"), kInner("ki");

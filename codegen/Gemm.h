@@ -17,19 +17,20 @@
 
 namespace attnc::codegen {
 
-/// A register tile: `unrollX` vectors of `vector` lanes (columns) by
-/// `tileY` rows of accumulators; `rowBlock` tiles of rows per cache block.
+/// A register tile, read from an attn.schedule: `unrollX` vectors of
+/// `vector` lanes (columns) by `tileY` rows of accumulators; `rowBlock`
+/// tiles of rows per parallel task (gemm's row_block / tile y).
 struct GemmTile {
-  int vector = 16;
-  int unrollX = 4;
-  int tileY = 6;
-  int rowBlock = 16;
-  /// Unrolled vectors and rows of the tile (the schedule's `unroll`); 0 =
-  /// all of them. What is not unrolled stays a loop over the tile.
-  int unrollVectors = 0, unrollRows = 0;
+  int vector = 1;
+  int unrollX = 1;
+  int tileY = 1;
+  int rowBlock = 1;
+  /// Unrolled vectors and rows of the tile (the schedule's `unroll`).
+  /// What is not unrolled stays a loop over the tile.
+  int unrollVectors = 1, unrollRows = 1;
   int tileX() const { return vector * unrollX; }
-  /// Reads `unroll` and the tile from an attn.schedule.
-  void set(mlir::attn::ScheduleAttr attr);
+  /// The tile of a CPU schedule (strategy gemm or blocked).
+  static GemmTile of(mlir::attn::ScheduleAttr attr);
 };
 
 /// Schedules `acc`, the accumulator of one register tile (a pure

@@ -106,12 +106,6 @@ std::vector<Expr> Lowering::extentsLike(mlir::Value value,
   return extents;
 }
 
-mlir::attn::ScheduleAttr Lowering::schedule() const {
-  if (!currentOp || options.schedule != ScheduleKind::Default)
-    return nullptr;
-  return mlir::attn::ScheduleAttr::lookup(currentOp);
-}
-
 LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
                                        const std::vector<Var> &vars,
                                        bool fuseRows) {
@@ -121,16 +115,26 @@ LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
     return LoopLevel::inlined(); // computed inside its kernel's anchor
   }
   tensor.materialized = true;
-  if (!attr || vars.empty())
-    return scheduleRoot(tensor.func, vars, /*vectorize=*/true, fuseRows);
+  if (vars.empty()) { // a scalar: no loops to schedule
+    tensor.func.compute_root();
+    return LoopLevel::root();
+  }
+  assert(attr && "lowerOp admits no scheduled stage without a schedule");
   return applySchedule(tensor.func, vars, attr, fuseRows);
+}
+
+/// The loop level of one row of `func` under the naive schedule: the
+/// second innermost var (or the root for one var).
+static LoopLevel naiveRowLevel(Func func, const std::vector<Var> &vars) {
+  return vars.size() >= 2 ? LoopLevel(func, vars[vars.size() - 2])
+                          : LoopLevel::root();
 }
 
 LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
                                   mlir::attn::ScheduleAttr attr, bool fuseRows) {
-  // The stage's own attn.schedule: GPU threads, or on CPU the innermost var
-  // split by tile x and vectorised, rows parallel when asked.
   func.compute_root();
+  if (attr.getStrategy() == mlir::attn::Strategy::naive)
+    return naiveRowLevel(func, vars);
   Var x = vars.back();
   if (attr.isOnGpu()) {
     // A block computes one tile; each thread computes tile / gpu_threads
@@ -183,36 +187,59 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
   return LoopLevel(func, rows);
 }
 
-LoopLevel Lowering::scheduleRoot(Func func, const std::vector<Var> &vars,
-                                 bool vectorize, bool fuseRows) {
+LoopLevel Lowering::scheduleInternal(Func func, const std::vector<Var> &vars,
+                                     bool perRow, bool fuseRows) {
   func.compute_root();
   if (vars.empty())
     return LoopLevel::root();
-  if (options.gpu) {
+  mlir::attn::ScheduleAttr attr = internalSchedule();
+  assert(attr && "internal stages belong to a scheduled op");
+  if (attr.getStrategy() == mlir::attn::Strategy::naive)
+    return naiveRowLevel(func, vars);
+  if (attr.isOnGpu()) {
+    int threadsX = int(attr.getGpuThreadsX()),
+        threadsY = int(attr.getGpuThreadsY());
     Var bx("bx"), by("by"), tx("tx"), ty("ty");
     if (vars.size() >= 2)
       gpuLoops().tile(func, vars.back(), vars[vars.size() - 2], bx, by, tx, ty,
-                      16, 8, TailStrategy::GuardWithIf);
+                      threadsX, threadsY, TailStrategy::GuardWithIf);
     else
-      gpuLoops().tile(func, vars.back(), bx, tx, 64, TailStrategy::GuardWithIf);
+      gpuLoops().tile(func, vars.back(), bx, tx, threadsX * threadsY,
+                      TailStrategy::GuardWithIf);
     return LoopLevel::root();
   }
-  if (options.schedule == ScheduleKind::Naive) {
-    // Rows are the second innermost var (or the only one).
-    return vars.size() >= 2 ? LoopLevel(func, vars[vars.size() - 2])
-                            : LoopLevel::root();
-  }
-  if (!vectorize || vars.size() == 1) {
-    // Per-row stages: every var is a row; run them all in parallel.
+  if (perRow || vars.size() == 1) {
+    // Per-row stages: every var is a row.
     Var rows = fuseOuter(func, vars, vars.size());
-    func.parallel(rows);
+    if (attr.getParallel())
+      func.parallel(rows);
     return LoopLevel(func, rows);
   }
-  func.vectorize(vars.back(), 16, TailStrategy::GuardWithIf);
+  if (attr.getVector() > 1)
+    func.vectorize(vars.back(), int(attr.getVector()), TailStrategy::GuardWithIf);
   Var rows = fuseRows ? fuseOuter(func, vars, vars.size() - 1)
                       : vars[vars.size() - 2];
-  func.parallel(rows);
+  if (attr.getParallel())
+    func.parallel(rows);
   return LoopLevel(func, rows);
+}
+
+bool Lowering::scheduleScanUpdate(Stage stage, const Var &col, const Var &row) {
+  mlir::attn::ScheduleAttr attr = internalSchedule();
+  assert(attr && "internal stages belong to a scheduled op");
+  if (attr.getStrategy() == mlir::attn::Strategy::naive)
+    return false;
+  if (attr.isOnGpu()) {
+    gpuLoops().tile(stage, col, row, Var("bx"), Var("by"), Var("tx"), Var("ty"),
+                    int(attr.getGpuThreadsX()), int(attr.getGpuThreadsY()),
+                    TailStrategy::GuardWithIf);
+    return false;
+  }
+  if (attr.getVector() > 1)
+    stage.vectorize(col, int(attr.getVector()), TailStrategy::GuardWithIf);
+  if (attr.getParallel())
+    stage.parallel(row);
+  return attr.getParallel();
 }
 
 Var fuseOuter(Stage stage, const std::vector<Var> &vars, size_t count) {
@@ -226,11 +253,10 @@ Var fuseOuter(Stage stage, const std::vector<Var> &vars, size_t count) {
   return fused;
 }
 
-/// Whether `op` carries `compute = inline` under the Default schedule.
-static bool scheduledInline(mlir::Operation *op, ScheduleKind kind) {
+/// Whether `op` carries `compute = inline`.
+static bool scheduledInline(mlir::Operation *op) {
   mlir::attn::ScheduleAttr attr = mlir::attn::ScheduleAttr::lookup(op);
-  return kind == ScheduleKind::Default && attr &&
-         attr.getCompute() == mlir::attn::ComputeAt::inlined;
+  return attr && attr.getCompute() == mlir::attn::ComputeAt::inlined;
 }
 
 mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
@@ -239,14 +265,56 @@ mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
     return nullptr;
   mlir::Operation *user = *producer->getResult(0).getUsers().begin();
   // A member of the product's own kernel that attn-tile inlined.
-  return scheduledInline(user, options.schedule) &&
+  return scheduledInline(user) &&
                  mlir::attn::getEpilogueProduct(user) == producer
              ? user
              : nullptr;
 }
 
+/// Checks that a scheduled stage's `attr` is there and fits the target's
+/// kind: attn-tile gives every such op a schedule and verifies it against
+/// the target; codegen applies it and invents none.
+static mlir::LogicalResult checkSchedule(mlir::Operation *op,
+                                         mlir::attn::ScheduleAttr attr,
+                                         bool gpu) {
+  if (!attr)
+    return op->emitError()
+           << "code generation needs an attn.schedule on '" << op->getName()
+           << "' (attn-tile gives every compute op one: attnc runs it, "
+              "attn-opt --attn-schedule)";
+  if (attr.getCompute() == mlir::attn::ComputeAt::inlined)
+    return mlir::success();
+  if (gpu && !attr.isOnGpu())
+    return op->emitError() << "schedule " << attr
+                           << " has no gpu_threads, but the target is a GPU";
+  if (!gpu && attr.isOnGpu())
+    return op->emitError() << "schedule " << attr
+                           << " sets gpu_threads, but the target is a CPU";
+  return mlir::success();
+}
+
 mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
   currentOp = op;
+  currentSchedule = ownerSchedule = mlir::attn::ScheduleAttr::lookup(op);
+  if (mlir::attn::needsSchedule(op) &&
+      mlir::failed(checkSchedule(op, currentSchedule, options.gpu)))
+    return mlir::failure();
+  if (currentSchedule &&
+      currentSchedule.getCompute() == mlir::attn::ComputeAt::inlined) {
+    auto kernel = mlir::dyn_cast<mlir::attn::KernelOp>(op->getParentOp());
+    mlir::Operation *anchor = kernel ? kernel.getAnchor() : nullptr;
+    ownerSchedule =
+        anchor ? mlir::attn::ScheduleAttr::lookup(anchor) : nullptr;
+    // A norm's statistics are stages of their own: they take the loops of
+    // the kernel it is computed in.
+    if (mlir::attn::isNorm(op) &&
+        (!ownerSchedule ||
+         ownerSchedule.getCompute() == mlir::attn::ComputeAt::inlined))
+      return op->emitError()
+             << "schedule compute = inline on a norm needs an attn.kernel "
+                "whose anchor has loops of its own (its statistics run in "
+                "them)";
+  }
   // An activation or residual add that a product applies in its output
   // stage (attn-fuse's epilogue) is an alias of the product.
   for (mlir::Value operand : op->getOperands())
@@ -391,7 +459,14 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         outputs.push_back(describe(
             name ? name.str() : "out" + std::to_string(index), type, dims));
         Func out(argumentName("out", index, outputs.back().name));
-        currentOp = nullptr; // the copy has the default schedule
+        // The copy's schedule is the result's attribute (attn-tile's).
+        currentOp = nullptr;
+        currentSchedule = ownerSchedule =
+            func.getResultAttrOfType<mlir::attn::ScheduleAttr>(
+                index, mlir::attn::ScheduleAttr::getScheduleAttrName());
+        if (result.rank() > 0 &&
+            mlir::failed(checkSchedule(ret, currentSchedule, options.gpu)))
+          return mlir::failure();
         std::vector<Var> vars = makeVars(result.rank(), "o");
         define(out, vars, result.at(toIndex(vars)));
         HTensor wrapped{out, result.extents};

@@ -84,33 +84,54 @@ public:
   std::vector<Halide::Expr> extentsLike(mlir::Value value,
                                         const std::vector<Halide::Expr> &from);
 
-  /// Applies the schedule of a materialised op result: computed at root;
-  /// on CPU (Default) the innermost var vectorised and the next one
-  /// parallel; on GPU the two innermost vars tiled over blocks and threads.
-  /// Returns the loop level of one row (the fused parallel loop on CPU, the
-  /// root on GPU or with the naive schedule), for per-row scratch stages.
-  /// With `fuseRows` false only the row var is parallel (stages whose
-  /// reduction domains have data-dependent predicates keep their batch
-  /// loops apart, which Halide's bounds inference needs).
+  /// Applies the schedule of the op being lowered (schedule()) to its
+  /// result stage `tensor`: nothing of its own under `compute = inline`,
+  /// else computed at root with the loops the attribute gives (see
+  /// applySchedule). Returns the loop level of one row, for per-row scratch
+  /// stages (the root on a GPU). With `fuseRows` false only the row var is
+  /// parallel (stages whose reduction domains have data-dependent
+  /// predicates keep their batch loops apart, which Halide's bounds
+  /// inference needs).
   Halide::LoopLevel scheduleElementwise(HTensor &tensor,
                                         const std::vector<Halide::Var> &vars,
                                         bool fuseRows = true);
-  /// Applies an `attn.schedule` attribute to a stage (see AttnAttrs.td).
+  /// Applies an `attn.schedule` attribute to a stage computed at root (see
+  /// AttnAttrs.td): `strategy = naive` serial scalar loops; on a GPU the
+  /// tile over gpu_threads; on a CPU the innermost var split by tile x and
+  /// vectorised, rows parallel when the attribute says so.
   Halide::LoopLevel applySchedule(Halide::Func func,
                                   const std::vector<Halide::Var> &vars,
                                   mlir::attn::ScheduleAttr attr, bool fuseRows);
-  /// The same as scheduleElementwise for an internal stage `func` with
-  /// MLIR-order `vars`; with `vectorize` false the CPU schedule only
-  /// parallelises the innermost var (per-row reductions).
-  Halide::LoopLevel scheduleRoot(Halide::Func func,
-                                 const std::vector<Halide::Var> &vars,
-                                 bool vectorize = true, bool fuseRows = true);
+  /// Schedules an internal stage `func` of the op being lowered (a
+  /// transposed operand, row statistics, a table, a state) with MLIR-order
+  /// `vars` at root from the op's schedule: its gpu_threads on a GPU (one
+  /// axis: all of them along it), on a CPU its vector along the innermost
+  /// var and its parallel flag on the rows; with `perRow` the stage is one
+  /// value per row (a reduction), so every var is a row and nothing is
+  /// vectorised.
+  Halide::LoopLevel scheduleInternal(Halide::Func func,
+                                     const std::vector<Halide::Var> &vars,
+                                     bool perRow = false, bool fuseRows = true);
+  /// Schedules the update `stage` of an internal scan (a prefix over
+  /// chunks) whose innermost var is `col` and whose row var is `row`, from
+  /// the op's schedule as scheduleInternal does: nothing under naive, the
+  /// gpu_threads over (col, row) on a GPU, on a CPU `col` vectorised and
+  /// `row` parallel when the schedule says so. Returns whether `row` was
+  /// made parallel.
+  bool scheduleScanUpdate(Halide::Stage stage, const Halide::Var &col,
+                          const Halide::Var &row);
   /// The op being lowered (its schedule and uses decide fusion).
   mlir::Operation *currentOp = nullptr;
 
-  /// The `attn.schedule` of the op being lowered when the Default schedule
-  /// is in force (the naive schedule ignores attributes); null otherwise.
-  mlir::attn::ScheduleAttr schedule() const;
+  /// The `attn.schedule` of the stage being lowered: the op's, or a
+  /// function result's for the stage that copies it out. Never null while
+  /// a scheduled stage (mlir::attn::needsSchedule) is lowered: lowerOp
+  /// rejects an op without one.
+  mlir::attn::ScheduleAttr schedule() const { return currentSchedule; }
+  /// The schedule whose loops the internal stages of the op being lowered
+  /// take (scheduleInternal): the op's, or for a member computed inline in
+  /// an attn.kernel (a norm in a product's prologue) its anchor's.
+  mlir::attn::ScheduleAttr internalSchedule() const { return ownerSchedule; }
 
   /// Fusion inside an attn.kernel (attn-fuse groups, attn-tile marks the
   /// members computed in the anchor's loops `compute = inline`): the user
@@ -134,6 +155,8 @@ private:
   /// Fills `stored` from the lowered values of `func`.
   void collectStoredBuffers(mlir::func::FuncOp func);
 
+  /// See schedule() and internalSchedule().
+  mlir::attn::ScheduleAttr currentSchedule, ownerSchedule;
   llvm::DenseMap<mlir::Value, HTensor> values;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>
       ropeCache;

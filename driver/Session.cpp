@@ -18,14 +18,6 @@
 
 namespace attnc::driver {
 
-std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name) {
-  if (name == "default")
-    return SchedulePolicy::Default;
-  if (name == "naive")
-    return SchedulePolicy::Naive;
-  return std::nullopt;
-}
-
 void prepareContext(mlir::MLIRContext &context) {
   mlir::DialectRegistry registry;
   dsl::registerImportDialects(registry);
@@ -98,9 +90,6 @@ mlir::ModuleOp Session::module() { return ir ? *ir : mlir::ModuleOp(); }
 
 codegen::CodegenOptions Session::codegenOptions() const {
   codegen::CodegenOptions options;
-  options.schedule = opts.schedule == SchedulePolicy::Naive
-                         ? codegen::ScheduleKind::Naive
-                         : codegen::ScheduleKind::Default;
   options.gpu = targetModel.isGpu();
   options.gpuOnHost = options.gpu && opts.gpuOnHost;
   return options;
@@ -149,10 +138,8 @@ bool Session::lower() {
 }
 
 bool Session::schedule() {
-  if (opts.schedule == SchedulePolicy::Naive)
-    return true;
   mlir::PassManager pm(ctx.get());
-  mlir::attn::buildSchedulePipeline(pm, targetModel);
+  mlir::attn::buildSchedulePipeline(pm, targetModel, opts.schedule);
   return mlir::succeeded(pm.run(*ir));
 }
 

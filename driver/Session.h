@@ -22,6 +22,7 @@
 #include "codegen/Codegen.h"
 #include "codegen/Jit.h"
 #include "dsl/Import/Frontend.h"
+#include "passes/Passes.h"
 #include "target/TargetModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,17 +54,16 @@ enum class Stage {
   Empty,      ///< Nothing loaded yet.
   Imported,   ///< Layer-level attn IR (`--emit=attn`).
   Primitives, ///< After attn-lower-to-primitives (`--emit=attn-primitives`).
-  Scheduled,  ///< After attn-schedule{target} under the default policy
-              ///< (`--emit=attn-scheduled`); unchanged under naive.
+  Scheduled,  ///< After attn-schedule{target, policy}
+              ///< (`--emit=attn-scheduled`).
   Pipeline,   ///< The model's Halide pipeline (`--emit=halide-stmt`, JIT, AOT).
 };
 
 /// How schedules are chosen: attn-tile's cost model, or the naive baseline
-/// (every stage at root, serial, scalar).
-enum class SchedulePolicy { Default, Naive };
-
-/// "default" or "naive"; std::nullopt otherwise.
-std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name);
+/// (`strategy = naive`: every stage at root, serial, scalar); a policy of
+/// the scheduling pass (passes/Passes.h), not of codegen.
+using mlir::attn::parseSchedulePolicy;
+using mlir::attn::SchedulePolicy;
 
 /// What a session compiles for.
 struct SessionOptions {

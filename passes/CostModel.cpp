@@ -14,7 +14,6 @@
 
 #include "dsl/IR/AttnOps.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
 
 #include <numeric>
@@ -45,6 +44,7 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
                                             const TargetModel &target, int64_t m,
                                             int64_t n, int64_t k) {
   ScheduleParams p;
+  p.strategy = Strategy::gemm;
   if (target.isGpu()) {
     // A block computes a 64 x 64 tile with 16 x 16 threads of 4 x 4
     // register accumulators; each reduction step stages 16-deep panels of
@@ -82,6 +82,9 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
   int64_t block = floorPowerOf2(target.l2Bytes / 2 / (p.tileX * kF32Bytes));
   if (ShapedType::isDynamic(k) || k > block)
     p.splitK = block;
+  // A parallel task computes 16 rows of tiles: a block of the left operand
+  // then stays in L1 while the task sweeps the columns.
+  p.rowBlock = kGemmRowTiles * p.tileY;
   return ScheduleAttr::get(context, p);
 }
 
@@ -120,6 +123,7 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
       while (columns < 256 && width % (2 * columns) == 0)
         columns *= 2;
     if (columns >= 16) {
+      p.strategy = Strategy::blocked;
       p.tileX = columns;
       p.tileY = 64;
       p.gpuThreadsX = 16;
@@ -130,6 +134,7 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
     }
     // Row-wise, one thread per output element: dynamic widths, chunk masks
     // and heads of fewer than 16 columns (too few threads for blocks).
+    p.strategy = Strategy::rows;
     p.tileX = p.gpuThreadsX = fitPowerOf2(32, width);
     p.tileY = p.gpuThreadsY = 8;
     return ScheduleAttr::get(context, p);
@@ -139,14 +144,14 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
   if (p.vector < 2 || chunkMask) {
     // One column per head, or a chunk mask: scores one query row at a time
     // (no n x m buffer).
-    p.compute = ComputeAt::row;
+    p.strategy = Strategy::rows;
     return ScheduleAttr::get(context, p);
   }
   // Blocks of queries x keys: both products are register-tiled GEMMs. The
   // output tile keeps 2 x 8 vector accumulators (2 x 4 with 16 registers);
   // a block is 64 keys (128 over long sequences, so each query block reads
   // the values half as often), fitted to few static keys.
-  p.compute = ComputeAt::tile;
+  p.strategy = Strategy::blocked;
   p.unrollX = (!ShapedType::isDynamic(width) && width < 2 * p.vector) ? 1 : 2;
   p.tileX = p.unrollX * p.vector;
   p.tileY = p.unrollY = target.vectorRegisters >= 32 ? 8 : 4;
@@ -178,15 +183,13 @@ static bool isInlinedMember(Operation *op) {
 
 ScheduleShape mlir::attn::getScheduleShape(Operation *op) {
   ScheduleShape shape;
-  if (op->getNumResults() != 1)
+  if (!needsSchedule(op))
     return shape;
   if (isInlinedMember(op)) {
     shape.kind = ScheduleShape::Inlined;
     return shape;
   }
-  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || type.getRank() == 0)
-    return shape;
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
   ArrayRef<int64_t> dims = type.getShape();
   shape.rank = type.getRank();
   shape.width = dims.back();
@@ -199,28 +202,23 @@ ScheduleShape mlir::attn::getScheduleShape(Operation *op) {
     auto type = cast<RankedTensorType>(value.getType());
     return type.getShape()[axis < 0 ? type.getRank() + axis : axis];
   };
-  llvm::TypeSwitch<Operation *>(op)
-      .Case([&](DenseOp dense) { product(dimOf(dense.getW(), 0)); })
-      .Case([&](MatmulOp matmul) { product(dimOf(matmul.getA(), -1)); })
-      // The per-chunk products of the chunk form are GEMMs: [s, e] states
-      // over C tokens, [C, e] outputs over s state rows.
-      .Case([&](ChunkStateOp state) { product(dimOf(state.getK(), -2)); })
-      .Case([&](StateApplyOp apply) { product(dimOf(apply.getQ(), -1)); })
-      .Case([&](AttentionOp attention) {
-        shape.kind = ScheduleShape::Attention;
-        if (!ShapedType::isDynamic(shape.width))
-          shape.width /= attention.getHeads();
-        shape.depth = dimOf(attention.getK(), -2);
-        shape.chunkMask =
-            llvm::is_contained({MaskKind::chunk, MaskKind::causal_chunk},
-                               attention.getMask().getKind());
-      })
-      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, SiluOp, GeluOp, ReluOp,
-            SigmoidOp, ExpOp, TanhOp, SqrtOp, LayerNormOp, ScaleNormOp,
-            RmsNormOp, ScaleOffsetOp, RopeOp, LinearAttnOp, ChunkedLinearOp,
-            ChunkOp, ChunkScanOp>(
-          [&](Operation *) { shape.kind = ScheduleShape::Rowwise; })
-      .Default([](Operation *) {});
+  if (auto gemm = dyn_cast<ProductOpInterface>(op)) {
+    product(gemm.getProductDepth());
+    return shape;
+  }
+  if (op->hasTrait<OpTrait::RowwiseStage>()) {
+    shape.kind = ScheduleShape::Rowwise;
+    return shape;
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    shape.kind = ScheduleShape::Attention;
+    if (!ShapedType::isDynamic(shape.width))
+      shape.width /= attention.getHeads();
+    shape.depth = dimOf(attention.getK(), -2);
+    shape.chunkMask =
+        llvm::is_contained({MaskKind::chunk, MaskKind::causal_chunk},
+                           attention.getMask().getKind());
+  }
   return shape;
 }
 
@@ -246,4 +244,17 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
     return chooseRowwiseSchedule(context, target, shape.width, shape.rank);
   }
   llvm_unreachable("unknown schedule shape");
+}
+
+ScheduleAttr mlir::attn::chooseOutputSchedule(MLIRContext *context,
+                                              const TargetModel &target,
+                                              RankedTensorType type,
+                                              SchedulePolicy policy) {
+  if (policy == SchedulePolicy::Naive) {
+    ScheduleParams naive;
+    naive.strategy = Strategy::naive;
+    return ScheduleAttr::get(context, naive);
+  }
+  int64_t width = type.getRank() ? type.getShape().back() : 1;
+  return chooseRowwiseSchedule(context, target, width, type.getRank());
 }

@@ -17,17 +17,29 @@ void buildLowerToPrimitivesPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name) {
+  if (name == "default")
+    return SchedulePolicy::Default;
+  if (name == "naive")
+    return SchedulePolicy::Naive;
+  return std::nullopt;
+}
+
 void buildSchedulePipeline(OpPassManager &pm,
                            const SchedulePipelineOptions &options) {
   TilePassOptions tile;
   tile.target = options.target;
-  pm.addNestedPass<func::FuncOp>(createFusePass());
+  tile.policy = options.policy;
+  if (parseSchedulePolicy(options.policy) != SchedulePolicy::Naive)
+    pm.addNestedPass<func::FuncOp>(createFusePass());
   pm.addNestedPass<func::FuncOp>(createTilePass(tile));
 }
 
-void buildSchedulePipeline(OpPassManager &pm, const TargetModel &target) {
-  pm.addNestedPass<func::FuncOp>(createFusePass());
-  pm.addNestedPass<func::FuncOp>(createTilePass(target));
+void buildSchedulePipeline(OpPassManager &pm, const TargetModel &target,
+                           SchedulePolicy policy) {
+  if (policy == SchedulePolicy::Default)
+    pm.addNestedPass<func::FuncOp>(createFusePass());
+  pm.addNestedPass<func::FuncOp>(createTilePass(target, policy));
 }
 
 void registerAttnPipelines() {
@@ -38,8 +50,9 @@ void registerAttnPipelines() {
       buildLowerToPrimitivesPipeline);
   PassPipelineRegistration<SchedulePipelineOptions>(
       "attn-schedule",
-      "Give primitive IR its default schedules for a target: attn-fuse, then "
-      "attn-tile (what `attnc --emit=attn-scheduled` runs)",
+      "Give primitive IR its schedules for a target: attn-fuse, then "
+      "attn-tile (policy=naive: attn-tile's naive baseline alone); what "
+      "`attnc --emit=attn-scheduled` runs",
       [](OpPassManager &pm, const SchedulePipelineOptions &options) {
         buildSchedulePipeline(pm, options);
       });

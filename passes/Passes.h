@@ -40,9 +40,16 @@ namespace mlir::attn {
 using attnc::target::TargetKind;
 using attnc::target::TargetModel;
 
-/// attn-tile for a target already parsed (the compilation session's); the
-/// pass's `target` option is not read.
-std::unique_ptr<Pass> createTilePass(const TargetModel &target);
+/// How attn-tile chooses the schedules it adds: the cost model's, or the
+/// naive baseline (`strategy = naive`, a CPU baseline) for every op.
+enum class SchedulePolicy { Default, Naive };
+/// "default" or "naive"; std::nullopt otherwise.
+std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name);
+
+/// attn-tile for a target already parsed (the compilation session's) with
+/// `policy`; the pass's `target` and `policy` options are not read.
+std::unique_ptr<Pass> createTilePass(const TargetModel &target,
+                                     SchedulePolicy policy);
 
 /// Bytes of one f32.
 constexpr int64_t kF32Bytes = 4;
@@ -50,6 +57,10 @@ constexpr int64_t kF32Bytes = 4;
 /// Vector registers a GEMM micro-kernel keeps for operands and addresses;
 /// the rest hold accumulators.
 constexpr int64_t kReservedVectorRegisters = 6;
+
+/// Register tiles of rows per parallel task of the cost model's CPU GEMM
+/// (its `row_block` is this times tile y).
+constexpr int64_t kGemmRowTiles = 16;
 
 /// Bytes of GPU shared memory a schedule stages per block: 0 without
 /// `shared`; else a split_k-deep f32 panel of each operand, split_k *
@@ -92,12 +103,12 @@ ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
                                    int64_t rank);
 /// The schedule of attn.attention with `width` output columns per head over
 /// `keys` keys (either may be dynamic): on a CPU blocks of queries x keys
-/// (compute = tile); on CUDA blocks of 64 queries x up to 256 value columns
-/// with 32 keys per step in shared memory (shared = true; see
-/// codegen/AttentionGpu.cpp), or one thread per output element when the
-/// width is dynamic. Under a chunk mask (`chunkMask`) the schedule is one
-/// query row at a time (compute = row on a CPU), which visits only the
-/// row's chunk: blocked attention cannot skip other chunks' blocks (see
+/// (strategy = blocked); on CUDA blocks of 64 queries x up to 256 value
+/// columns with 32 keys per step in shared memory (blocked, shared = true;
+/// see codegen/AttentionGpu.cpp), or one thread per output element
+/// (strategy = rows) when the width is dynamic. Under a chunk mask
+/// (`chunkMask`) the schedule is one query row at a time (rows), which
+/// visits only the row's chunk: blocked attention cannot skip other chunks' blocks (see
 /// blockKept in codegen/ScoreRegion.h).
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
                                      const TargetModel &target, int64_t width,
@@ -126,21 +137,31 @@ ScheduleShape getScheduleShape(Operation *op);
 /// (views, scalar score ops, layer ops, non-attn ops).
 ScheduleAttr chooseSchedule(Operation *op, const TargetModel &target);
 
+/// The schedule of the stage that copies a function result of `type` into
+/// the caller's buffer (attn-tile sets it as the result attribute
+/// `attn.schedule`): a row-wise stage's under the default policy.
+ScheduleAttr chooseOutputSchedule(MLIRContext *context,
+                                  const TargetModel &target,
+                                  RankedTensorType type,
+                                  SchedulePolicy policy);
+
 /// The schedule space of `op` on `target`, what a tuner searches: calls
 /// `yield` on each legal point (the dialect's rules and the target's
 /// budgets, as verifyScheduleFor checks them) of the grid of the op's class,
 /// until `yield` returns false. The grid: on a CPU, products and row-wise
 /// ops take tile x = vector x 1..8 vectors (vector 1 up to the lanes), tile
 /// y 1..8 rows (1..4 for row-wise ops), every unroll dividing them, serial
-/// or parallel rows, and products split_k 0 or 16..16384 (powers of two);
-/// attention takes `row` or `root` with each vector and serial or parallel
-/// rows, or `tile` blocks (up to 4 vectors x 8 rows, 16..512 keys). On
+/// or parallel rows, and products (`gemm`) split_k 0 or 16..16384 (powers
+/// of two) and row_block 1, 4 or 16 tiles; attention takes `rows` or
+/// `materialized` with each vector and serial or parallel rows, or
+/// `blocked` (up to 4 vectors x 8 rows, 16..512 keys). On
 /// CUDA every op takes power-of-two tiles 1..64 over every power-of-two
 /// thread layout that divides them, products also with panels of split_k
 /// 4..64 staged in shared memory, attention also blocked with 16..256
 /// columns x 16..64 queries, 8..16 threads per axis and 8..64 keys per
 /// step. Kernel members other than the anchor have one point, `compute =
-/// inline`; unscheduled ops none. Within the grid every legal point is
+/// inline`; unscheduled ops none. The naive baseline (`strategy = naive`)
+/// is a point of every scheduled op on a CPU. Within the grid every legal point is
 /// yielded, once.
 void forEachSchedule(Operation *op, const TargetModel &target,
                      llvm::function_ref<bool(const ScheduleParams &)> yield);
@@ -168,15 +189,23 @@ struct SchedulePipelineOptions
       llvm::cl::desc("Target whose budgets the schedules fit: host, generic, "
                      "x86-64-avx2, x86-64-avx512 or cuda"),
       llvm::cl::init("host")};
+  Option<std::string> policy{
+      *this, "policy",
+      llvm::cl::desc("How schedules are chosen: default (attn-fuse, then "
+                     "attn-tile's cost model) or naive (attn-tile's naive "
+                     "baseline for every op, nothing fused)"),
+      llvm::cl::init("default")};
 };
 
-/// The pipeline that gives primitive IR its default schedules for a target:
-/// attn-fuse, then attn-tile. `attnc --emit=attn-scheduled` and every
-/// compilation with the default schedule policy run exactly this.
+/// The pipeline that gives primitive IR its schedules for a target: under
+/// the default policy attn-fuse, then attn-tile; under the naive policy
+/// attn-tile{policy=naive} alone. `attnc --emit=attn-scheduled` and every
+/// compilation run exactly this.
 void buildSchedulePipeline(OpPassManager &pm,
                            const SchedulePipelineOptions &options);
 /// The same for a target already parsed.
-void buildSchedulePipeline(OpPassManager &pm, const TargetModel &target);
+void buildSchedulePipeline(OpPassManager &pm, const TargetModel &target,
+                           SchedulePolicy policy = SchedulePolicy::Default);
 
 /// Registers the named pipelines (`attn-lower-to-primitives`,
 /// `attn-schedule{target=...}`).

@@ -162,44 +162,50 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
   let description = [{
     Gives every compute op that has no `attn.schedule` yet a
     `#attn.schedule<...>` (see `docs/dialect.md`, "Schedules") chosen for
-    the target, so that codegen schedules each Halide stage from data. Ops
-    that already carry a schedule keep it; it is checked against the
-    target's budgets (`verifyScheduleFor`) and an illegal one is reported
-    at the op's location. Pure views (`attn.split`, `attn.row`,
-    `attn.transpose`, `attn.weight`, `attn.constant`, `attn.unchunk`),
-    scalar ops inside score regions and layer ops stay unscheduled;
-    `attn.chunk` is stored (its consumers read it many times, and reading
-    the zero-padded view through them measured slower). Inside an `attn.kernel` (see `attn-fuse`), the kernel's anchor gets its
-    schedule and every other elementwise member `compute = inline` (run
-    inside the anchor's loops: a product's output stage, or on CUDA the
-    staging of its left operand panel), on a CPU and on CUDA alike.
-    Nothing outside a kernel is inlined.
+    the target, so that codegen schedules each Halide stage from data; the
+    same for each result of the function that has none (the result
+    attribute `attn.schedule`: the stage that copies it out). With
+    `policy=naive` every schedule added is the naive baseline
+    (`strategy = naive`: scalar, serial loops at root; a CPU baseline).
+    Ops that already carry a schedule keep it. Every schedule, given or
+    chosen, is checked against the target's budgets (`verifyScheduleFor`)
+    and an illegal one is reported at its op's location. Pure views
+    (`attn.split`, `attn.row`, `attn.transpose`, `attn.weight`,
+    `attn.constant`, `attn.unchunk`), scalar ops, ops inside score regions
+    and layer ops stay unscheduled; `attn.chunk` is stored (its consumers
+    read it many times, and reading the zero-padded view through them
+    measured slower). Inside an `attn.kernel` (see `attn-fuse`), the
+    kernel's anchor gets its schedule and every other elementwise member
+    `compute = inline` (run inside the anchor's loops: a product's output
+    stage, or on CUDA the staging of its left operand panel), on a CPU and
+    on CUDA alike. Nothing outside a kernel is inlined.
 
     The cost model (`TargetModel`: f32 lanes 16 / 8 / 4 for avx512 / avx2 /
     generic, vector registers 32 / 16 / 16, L1 32 KiB, L2 1 MiB; CUDA: at most
     1024 threads and 48 KiB of shared memory per block):
-    - `attn.matmul`, `attn.dense` (CPU): tile x = 4 vectors (fewer when the
+    - products (`strategy = gemm`; `attn.matmul`, `attn.dense`, the chunk
+      form's `attn.chunk_state` and `attn.state_apply`) on a CPU: tile x = 4 vectors (fewer when the
       static N is narrower), tile y the largest of 8..2 rows whose
       (tile x / vector) * tile y accumulators fit in the vector registers
       less 6, unroll = [tile x / vector, tile y], split_k the largest power
       of two whose split_k * tile x * 4 bytes fit in half of L2 (0 when the
-      static K is smaller), parallel rows;
+      static K is smaller), row_block = 16 tiles of rows, parallel rows;
     - the same on CUDA: a 64 x 64 tile per block (fitted down to small
       operands) over gpu_threads [16, 16] of 4 x 4 register accumulators,
       both operand panels staged in shared memory in K steps of split_k =
       16 (`shared`; no staging when K < 4);
     - `attn.attention` on CPU: blocks of split_k queries x split_k keys
-      (`compute = tile`), split_k = 64 for at most 512 static keys (fitted
+      (`strategy = blocked`), split_k = 64 for at most 512 static keys (fitted
       down to few keys), 128 otherwise; output register tile [2 vectors,
       8 rows] of a head's columns ([2, 4] with 16 vector registers),
       parallel query blocks and heads; under a chunk mask, or with one
-      column per head, scores one query row at a time (`compute = row`,
+      column per head, scores one query row at a time (`strategy = rows`,
       vectorised, parallel); on CUDA blocks of 64 queries x up to 256
       value columns of a head over gpu_threads [16, 16], 32 keys per step
-      (16 with 256 columns) in shared memory (`shared`), or one thread per
-      output element (tile [32, 8]) for dynamic widths, chunk masks and
+      (16 with 256 columns) in shared memory (`blocked`, `shared`), or one thread per
+      output element (`rows`, tile [32, 8]) for dynamic widths, chunk masks and
       heads of fewer than 16 columns;
-    - elementwise ops, norms, `attn.scale_offset`, `attn.rope`,
+    - elementwise ops, norms, `attn.scale_offset`, `attn.rope` (`loops`),
       `attn.linear_attn`, `attn.chunked_linear` and the chunk-form state
       ops: tile [vector * 4, 1] (narrower for narrow rows), vector = lanes,
       parallel rows on CPU; gpu_threads [64, 1] (or [w, 64 / w] for rows of
@@ -219,14 +225,17 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
     After (`--attn-tile=target=x86-64-avx512`):
 
     ```mlir
-    %d = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], parallel = true, compute = root>} : ...
+    %d = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], row_block = 96, parallel = true, compute = root>} : ...
     %a = attn.silu %d {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>} : tensor<?x2176xf32>
     ```
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"host\"",
            "Target whose budgets the schedules fit: host, x86-64-avx2, "
-           "x86-64-avx512, generic or cuda">
+           "x86-64-avx512, generic or cuda">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"default\"",
+           "How the schedules added are chosen: default (the cost model) "
+           "or naive (`strategy = naive` on every op: the baseline)">
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

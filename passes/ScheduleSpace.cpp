@@ -59,15 +59,20 @@ public:
       return;
     }
     case ScheduleShape::Product:
-      target.isGpu() ? gpuTiles(/*staged=*/true) : cpuTiles(8, 8, kSplits);
-      return;
+      target.isGpu() ? gpuTiles(Strategy::gemm, /*staged=*/true)
+                     : cpuTiles(Strategy::gemm, 8, 8, kSplits, kRowTiles);
+      break;
     case ScheduleShape::Rowwise:
-      target.isGpu() ? gpuTiles(/*staged=*/false) : cpuTiles(8, 4, kNoSplit);
-      return;
+      target.isGpu() ? gpuTiles(Strategy::loops, /*staged=*/false)
+                     : cpuTiles(Strategy::loops, 8, 4, kNoSplit, kNoRowBlock);
+      break;
     case ScheduleShape::Attention:
       target.isGpu() ? gpuAttention() : cpuAttention();
-      return;
+      break;
     }
+    ScheduleParams naive; // the baseline (rejected on a GPU by the target)
+    naive.strategy = Strategy::naive;
+    offer(naive);
   }
 
 private:
@@ -75,6 +80,10 @@ private:
   static constexpr int64_t kSplits[] = {0,    16,   32,   64,   128,  256,
                                         512,  1024, 2048, 4096, 8192, 16384};
   static constexpr int64_t kNoSplit[] = {0};
+  /// Register tiles of rows per parallel task of a CPU GEMM (row_block /
+  /// tile y); 0 = no row_block.
+  static constexpr int64_t kRowTiles[] = {1, 4, 16};
+  static constexpr int64_t kNoRowBlock[] = {0};
   /// Keys per block of blocked CPU attention.
   static constexpr int64_t kKeyBlocks[] = {16, 32, 64, 128, 256, 512};
 
@@ -95,41 +104,45 @@ private:
     return powersOf2(1, target.vectorLanes);
   }
 
-  /// CPU register tiles computed `compute`: tile x = vector * (1..
-  /// maxAcross vectors), tile y in 1..maxRows, every unroll dividing them,
-  /// each split_k of `splits`, serial or parallel rows.
-  void cpuTiles(int64_t maxAcross, int64_t maxRows, ArrayRef<int64_t> splits,
-                ComputeAt compute = ComputeAt::root) {
+  /// CPU register tiles of `strategy`: tile x = vector * (1..maxAcross
+  /// vectors), tile y in 1..maxRows, every unroll dividing them, each
+  /// split_k of `splits`, row_block = tile y * each of `rowTiles` (0: none),
+  /// serial or parallel rows.
+  void cpuTiles(Strategy strategy, int64_t maxAcross, int64_t maxRows,
+                ArrayRef<int64_t> splits, ArrayRef<int64_t> rowTiles) {
     for (int64_t vector : vectors())
       for (int64_t across = 1; across <= maxAcross; ++across)
         for (int64_t rows = 1; rows <= maxRows; ++rows)
           for (int64_t unrollX : divisors(across))
             for (int64_t unrollY : divisors(rows))
               for (int64_t split : splits)
-                for (bool parallel : {false, true}) {
-                  ScheduleParams p;
-                  p.compute = compute;
-                  p.vector = vector;
-                  p.tileX = vector * across;
-                  p.tileY = rows;
-                  p.unrollX = unrollX;
-                  p.unrollY = unrollY;
-                  p.splitK = split;
-                  p.parallel = parallel;
-                  if (!offer(p))
-                    return;
-                }
+                for (int64_t tiles : rowTiles)
+                  for (bool parallel : {false, true}) {
+                    ScheduleParams p;
+                    p.strategy = strategy;
+                    p.vector = vector;
+                    p.tileX = vector * across;
+                    p.tileY = rows;
+                    p.unrollX = unrollX;
+                    p.unrollY = unrollY;
+                    p.splitK = split;
+                    p.rowBlock = tiles * rows;
+                    p.parallel = parallel;
+                    if (!offer(p))
+                      return;
+                  }
   }
 
-  /// GPU tiles: powers of two 1..64 per axis over every power-of-two
-  /// thread count dividing them; products also with operand panels staged
-  /// in shared memory (split_k 4..64).
-  void gpuTiles(bool staged) {
+  /// GPU tiles of `strategy`: powers of two 1..64 per axis over every
+  /// power-of-two thread count dividing them; products also with operand
+  /// panels staged in shared memory (split_k 4..64).
+  void gpuTiles(Strategy strategy, bool staged) {
     for (int64_t tileX : powersOf2(1, 64))
       for (int64_t tileY : powersOf2(1, 64))
         for (int64_t threadsX : powersOf2(1, tileX))
           for (int64_t threadsY : powersOf2(1, tileY)) {
             ScheduleParams p;
+            p.strategy = strategy;
             p.tileX = tileX;
             p.tileY = tileY;
             p.gpuThreadsX = threadsX;
@@ -147,36 +160,37 @@ private:
           }
   }
 
-  /// CPU attention: one query row at a time (`row`) or whole score
-  /// matrices (`root`), each vectorised by every width, serial or parallel;
-  /// and blocks of queries x keys (`tile`): the register tiles of cpuTiles
-  /// (up to 4 vectors x 8 rows) with blocks of 16..512 keys.
+  /// CPU attention: one query row at a time (`rows`) or whole score
+  /// matrices (`materialized`), each vectorised by every width, serial or
+  /// parallel; and blocks of queries x keys (`blocked`): the register tiles
+  /// of cpuTiles (up to 4 vectors x 8 rows) with blocks of 16..512 keys.
   void cpuAttention() {
-    for (ComputeAt compute : {ComputeAt::row, ComputeAt::root})
+    for (Strategy strategy : {Strategy::rows, Strategy::materialized})
       for (int64_t vector : vectors())
         for (bool parallel : {false, true}) {
           ScheduleParams p;
-          p.compute = compute;
+          p.strategy = strategy;
           p.vector = vector;
           p.parallel = parallel;
           if (!offer(p))
             return;
         }
-    cpuTiles(4, 8, kKeyBlocks, ComputeAt::tile);
+    cpuTiles(Strategy::blocked, 4, 8, kKeyBlocks, kNoRowBlock);
   }
 
-  /// GPU attention: one thread per output element (the tiles of gpuTiles
-  /// without staging), and blocked attention: tile x 16..256 value
+  /// GPU attention: one thread per output element (`rows`: the tiles of
+  /// gpuTiles without staging), and `blocked` attention: tile x 16..256 value
   /// columns, tile y 16..64 queries, threads 8..16 per axis, 8..64 keys per
   /// step staged in shared memory.
   void gpuAttention() {
-    gpuTiles(/*staged=*/false);
+    gpuTiles(Strategy::rows, /*staged=*/false);
     for (int64_t tileX : powersOf2(16, 256))
       for (int64_t tileY : powersOf2(16, 64))
         for (int64_t threadsX : powersOf2(8, 16))
           for (int64_t threadsY : powersOf2(8, 16))
             for (int64_t keys : powersOf2(8, 64)) {
               ScheduleParams p;
+              p.strategy = Strategy::blocked;
               p.tileX = tileX;
               p.tileY = tileY;
               p.gpuThreadsX = threadsX;

@@ -85,12 +85,13 @@ mlir::attn::verifyScheduleFor(const ScheduleParams &p, const TargetModel &target
     return success();
   }
 
-  if (p.compute == ComputeAt::tile)
-    return emitError() << "schedule compute = tile is for CPUs but target "
-                       << target.getName() << " is a GPU";
   if (p.compute == ComputeAt::root && !onGpu)
-    return emitError() << "schedule compute = root on target "
-                       << target.getName() << " needs gpu_threads";
+    return emitError() << "schedule strategy = " << stringifyStrategy(p.strategy)
+                       << " at compute = root on target " << target.getName()
+                       << " needs gpu_threads"
+                       << (p.strategy == Strategy::naive
+                               ? " (the naive schedule is a CPU baseline)"
+                               : "");
   if (onGpu && p.gpuThreadsX * p.gpuThreadsY > target.maxGpuThreads)
     return emitError() << "schedule gpu_threads [" << p.gpuThreadsX << ", "
                        << p.gpuThreadsY << "] has "

@@ -161,7 +161,7 @@ def Attn_T5BiasOp : Attn_Op<"t5_bias", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_LinearAttnOp : Attn_Op<"linear_attn", [Pure]> {
+def Attn_LinearAttnOp : Attn_Op<"linear_attn", [Pure, Attn_RowwiseStageTrait]> {
   let summary = "kernelised linear attention, causal or not";
   let description = [{
     For q : [..., n, s], k : [..., m, s], v : [..., m, e] and phi = feature:
@@ -199,7 +199,8 @@ def Attn_LinearAttnOp : Attn_Op<"linear_attn", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_ChunkedLinearOp : Attn_Op<"chunked_linear", [Pure]> {
+def Attn_ChunkedLinearOp : Attn_Op<"chunked_linear",
+    [Pure, Attn_RowwiseStageTrait]> {
   let summary = "FLASH's global linear term at chunk granularity";
   let description = [{
     The global (linear) part of FLASH mixed chunk attention (spec §3.1-3.2),

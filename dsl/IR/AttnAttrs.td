@@ -113,20 +113,48 @@ def Attn_MaskKind : I32EnumAttr<"MaskKind", "kind of a structural mask", [
 def Attn_ComputeAt : I32EnumAttr<"ComputeAt",
     "where a scheduled stage is computed", [
     I32EnumAttrCase<"root", 0>,
-    I32EnumAttrCase<"row", 1>,
-    I32EnumAttrCase<"inlined", 2, "inline">,
-    I32EnumAttrCase<"tile", 3>]> {
+    I32EnumAttrCase<"inlined", 1, "inline">]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
   let description = [{
-    `root`: the whole result is computed before its consumers run;
-    `row`: computed one row (axis -2) of its consumer at a time, so no
-    n x m buffer exists (attention scores); `inline` (C++ `ComputeAt::inlined`):
-    recomputed inside every consumer, no loops of its own; `tile` (CPU
-    attention): scores computed one block of `split_k` query rows by
-    `split_k` keys at a time, inside the loop over key blocks that
-    accumulates the output tiles, so blocks a mask removes entirely are
-    never computed.
+    `root`: the stage's result is stored whole before its consumers run;
+    `inline` (C++ `ComputeAt::inlined`): recomputed inside every consumer,
+    no loops of its own (a kernel member in its anchor's loops, a
+    product's output stage).
+  }];
+}
+
+/// The algorithm of a scheduled stage; a plain enum of `#attn.schedule`.
+def Attn_Strategy : I32EnumAttr<"Strategy",
+    "the algorithm of a scheduled stage", [
+    I32EnumAttrCase<"loops", 0>,
+    I32EnumAttrCase<"naive", 1>,
+    I32EnumAttrCase<"gemm", 2>,
+    I32EnumAttrCase<"rows", 3>,
+    I32EnumAttrCase<"materialized", 4>,
+    I32EnumAttrCase<"blocked", 5>]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+  let description = [{
+    Which algorithm computes the stage; the other parameters of the schedule
+    are its loops. `loops` (elementwise ops, norms, rope, linear attention,
+    the chunk ops): the result's loops as tile, vector, parallel and
+    gpu_threads say. `naive` (any op): the baseline, scalar and serial
+    loops at root with no other parameter (`attnc --schedule=naive`).
+    `gemm` (products: attn.dense, attn.matmul, attn.chunk_state,
+    attn.state_apply): register tiles of tile x by tile y accumulators
+    (vector lanes wide on CPUs, tile / gpu_threads per GPU thread), the
+    reduction in steps of split_k, rows in blocks of row_block (CPU), the
+    operand panels of a step in shared memory with `shared` (GPU). The
+    three algorithms of attn.attention: `rows` computes the scores of one
+    query row at a time (no n x m buffer; on a GPU one thread per output
+    element); `materialized` computes whole score matrices first (CPU);
+    `blocked` computes blocks of split_k query rows by split_k keys inside
+    the loop over key blocks that accumulates the output tiles, so that
+    blocks a mask removes are never computed (CPU: vector register tiles;
+    GPU: a block of tile y queries by tile x value columns per thread
+    block, split_k keys per step with their weights and values in shared
+    memory).
   }];
 }
 
@@ -185,67 +213,87 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
 
     | parameter | value | default | meaning |
     |---|---|---|---|
+    | `strategy` | `loops`, `naive`, `gemm`, `rows`, `materialized`, `blocked` | `loops` | the algorithm (see Strategy) |
     | `tile` | `[x, y]` | `[1, 1]` | tile of the result computed by one iteration of the outer loops; `[1, 1]` = no tiling |
     | `vector` | i64 | 1 | SIMD lanes of the innermost loop (a power of two <= 64; 1 = scalar) |
     | `unroll` | `[x, y]` | `[1, 1]` | unroll factors inside the tile: x counts vectors of tile x, y rows of tile y |
-    | `split_k` | i64 | 0 | block of the reduction axis for cache blocking (matmul, dense); 0 = not split |
+    | `split_k` | i64 | 0 | block of the reduction axis: a product's depth (cache blocking on CPUs, the depth of a GPU step), blocked attention's keys (and queries) per block; 0 = not split |
+    | `row_block` | i64 | 0 | `gemm` on a CPU: rows of the result per parallel task and cache block (a multiple of tile y); 0 = not blocked |
     | `parallel` | bool | false | run the outermost row loop on all threads |
     | `gpu_threads` | `[x, y]` | `[0, 0]` | CUDA threads of a block over the tile; `[0, 0]` = not on a GPU; a block computes one tile, each thread tile / gpu_threads elements (a contiguous register tile in products, interleaved elsewhere) |
-    | `shared` | bool | false | GPU: in a product, per reduction step, stage split_k-deep panels of both operands of the block in shared memory; in an attention, blocked attention (per step of split_k keys, the block's weights and values in shared memory) |
-    | `compute` | `root`, `row`, `inline`, `tile` | `root` | where the stage is computed (see ComputeAt) |
+    | `shared` | bool | false | GPU staging: per reduction step, the block's split_k-deep operand panels (`gemm`) or its keys' weights and values (`blocked` attention) in shared memory |
+    | `compute` | `root`, `inline` | `root` | where the stage is computed (see ComputeAt) |
+
+    The internal stages an op's lowering materializes (a transposed key
+    matrix, row statistics, rope tables, the chunk form's states) take the
+    loops of the op's schedule: its vector, parallel and gpu_threads. A
+    model's outputs are copied by stages whose schedules are the function's
+    result attributes `attn.schedule` (attn-tile sets them).
 
     Parameters may be written in any order and any subset; they print in the
     order of the table, defaults omitted, except `compute`, which always
     prints. Rules (the verifier names the offending values): sizes are
-    positive (`split_k` >= 0; `gpu_threads` both 0 or both positive);
-    `vector` is a power of two <= 64 and divides tile x when both are set;
-    unroll x divides the vectors of tile x (tile x / vector), unroll y
-    divides tile y; `gpu_threads` divides the tile and excludes `vector` >
-    1; `shared` needs `gpu_threads` and `split_k`, and is for products and
-    attention (checked per op by verifyScheduleForOp: on an attention tile
-    x divides the value columns per head, split_k is a multiple of
-    gpu_threads x and the query features are static); `compute = inline`
-    has no loops of its own (all other parameters at their defaults);
-    `compute = tile` needs a vector register tile and `split_k` (the block
-    size) and is for CPUs (no `gpu_threads`). These rules hold on every
-    target. A target's budgets (lanes, vector registers, L2 panels, threads
-    per block, elements per thread, a GPU product's block tile, scores per
-    thread, shared memory) live with the target model
-    (target/TargetModel.h) and are checked by `verifyScheduleFor`
-    (passes/Passes.h), which attn-tile runs on every schedule it is given.
+    positive (`split_k`, `row_block` >= 0; `gpu_threads` both 0 or both
+    positive); `vector` is a power of two <= 64 and divides tile x when both
+    are set; unroll x divides the vectors of tile x (tile x / vector),
+    unroll y divides tile y; `gpu_threads` divides the tile and excludes
+    `vector` > 1; `compute = inline` has no loops of its own (all other
+    parameters at their defaults); `strategy = naive` has no parameters
+    but `compute = root`; `gemm` on a CPU needs a `row_block` (a multiple of
+    tile y), and `row_block` is for `gemm` on CPUs only; `blocked` on a CPU needs a vector register tile
+    (tile x, tile y, vector > 1) and split_k a multiple of both tile axes,
+    and on a GPU `shared`; `materialized` is for CPUs; `shared` needs
+    `gpu_threads`, `split_k` and `gemm` or `blocked`. Per op
+    (verifyScheduleForOp): products take `gemm` or `naive`, attention
+    `rows`, `materialized`, `blocked` or `naive` (on a GPU `blocked` needs
+    tile x to divide the value columns per head, split_k a multiple of
+    gpu_threads x and static query features), every other op `loops` or
+    `naive`. These rules hold on every target. A target's budgets (lanes,
+    vector registers, L2 panels, threads per block, elements per thread, a
+    GPU product's block tile, scores per thread, shared memory) live with
+    the target model (target/TargetModel.h) and are checked by
+    `verifyScheduleFor` (passes/Passes.h), which attn-tile runs on every
+    schedule it is given.
 
     Examples:
 
     ```mlir
-    // GEMM on AVX-512: 64 x 6 register tile of 4 x 6 vector accumulators.
-    #attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, parallel = true, compute = root>
+    // GEMM on AVX-512: 64 x 6 register tile of 4 x 6 vector accumulators,
+    // 256-deep reduction blocks, 96 rows per parallel task.
+    #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, row_block = 96, parallel = true, compute = root>
     // GEMM on CUDA: 16 x 16 threads per 64 x 64 tile (4 x 4 accumulators
     // each), 16-deep operand panels staged in shared memory per step.
-    #attn.schedule<tile = [64, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>
+    #attn.schedule<strategy = gemm, tile = [64, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>
     // Attention scores one query row at a time.
-    #attn.schedule<vector = 16, parallel = true, compute = row>
+    #attn.schedule<strategy = rows, vector = 16, parallel = true, compute = root>
     // Attention in 64 x 64 blocks (queries x keys), 32 x 8 output register
     // tile of 2 x 8 vector accumulators.
-    #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, parallel = true, compute = tile>
+    #attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, parallel = true, compute = root>
+    // An elementwise stage: rows in parallel, 4 vectors per tile.
+    #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>
+    // The naive baseline.
+    #attn.schedule<strategy = naive, compute = root>
     // Recomputed in its consumers.
     #attn.schedule<compute = inline>
     ```
 
     C++: `ScheduleAttr::get(ctx, params)` / `getChecked(emitError, ctx,
     params)` with a `ScheduleParams` (plain struct, defaults as above),
-    `getParams()`, one getter per scalar (`getTileX()`, `getTileY()`,
-    `getVector()`, `getUnrollX()`, `getUnrollY()`, `getSplitK()`,
-    `getParallel()`, `getCompute()`, `getGpuThreadsX()`, `getGpuThreadsY()`,
-    `getShared()`), and `ScheduleAttr::lookup(op)` for the `attn.schedule`
+    `getParams()`, one getter per scalar (`getStrategy()`, `getTileX()`,
+    `getTileY()`, `getVector()`, `getUnrollX()`, `getUnrollY()`,
+    `getSplitK()`, `getRowBlock()`, `getParallel()`, `getCompute()`,
+    `getGpuThreadsX()`, `getGpuThreadsY()`, `getShared()`), and `ScheduleAttr::lookup(op)` for the `attn.schedule`
     of an op (null if none).
   }];
   let parameters = (ins
+    EnumParameter<Attn_Strategy>:$strategy,
     "int64_t":$tileX,
     "int64_t":$tileY,
     "int64_t":$vector,
     "int64_t":$unrollX,
     "int64_t":$unrollY,
     "int64_t":$splitK,
+    "int64_t":$rowBlock,
     "bool":$parallel,
     EnumParameter<Attn_ComputeAt>:$compute,
     "int64_t":$gpuThreadsX,
@@ -254,10 +302,11 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
   );
   let builders = [
     AttrBuilder<(ins "const ScheduleParams &":$params), [{
-      return $_get($_ctxt, params.tileX, params.tileY, params.vector,
-                   params.unrollX, params.unrollY, params.splitK,
-                   params.parallel, params.compute, params.gpuThreadsX,
-                   params.gpuThreadsY, params.shared);
+      return $_get($_ctxt, params.strategy, params.tileX, params.tileY,
+                   params.vector, params.unrollX, params.unrollY,
+                   params.splitK, params.rowBlock, params.parallel,
+                   params.compute, params.gpuThreadsX, params.gpuThreadsY,
+                   params.shared);
     }]>
   ];
   let hasCustomAssemblyFormat = 1;

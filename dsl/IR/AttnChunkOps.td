@@ -15,7 +15,7 @@
 #ifndef ATTNC_DSL_IR_ATTNCHUNKOPS_TD
 #define ATTNC_DSL_IR_ATTNCHUNKOPS_TD
 
-def Attn_ChunkOp : Attn_Op<"chunk", [Pure]> {
+def Attn_ChunkOp : Attn_Op<"chunk", [Pure, Attn_RowwiseStageTrait]> {
   let summary = "split the sequence axis into zero-padded chunks of C";
   let description = [{
     For x : [..., n, f] and C = chunk, the result is [..., G, C, f] with
@@ -65,7 +65,8 @@ def Attn_UnchunkOp : Attn_Op<"unchunk", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_ChunkStateOp : Attn_Op<"chunk_state", [Pure]> {
+def Attn_ChunkStateOp : Attn_Op<"chunk_state", [Pure,
+    DeclareOpInterfaceMethods<Attn_ProductOpInterface>]> {
   let summary = "per-chunk linear-attention state K_g^T V_g, scaled";
   let description = [{
     For k : [..., G, C, s] and v : [..., G, C, e]:
@@ -90,7 +91,8 @@ def Attn_ChunkStateOp : Attn_Op<"chunk_state", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_ChunkScanOp : Attn_Op<"chunk_scan", [Pure, SameOperandsAndResultType]> {
+def Attn_ChunkScanOp : Attn_Op<"chunk_scan",
+    [Pure, SameOperandsAndResultType, Attn_RowwiseStageTrait]> {
   let summary = "exclusive prefix (causal) or total (non-causal) over chunks";
   let description = [{
     For states : [..., G, s, e]:
@@ -119,7 +121,8 @@ def Attn_ChunkScanOp : Attn_Op<"chunk_scan", [Pure, SameOperandsAndResultType]> 
   let hasVerifier = 1;
 }
 
-def Attn_StateApplyOp : Attn_Op<"state_apply", [Pure]> {
+def Attn_StateApplyOp : Attn_Op<"state_apply", [Pure,
+    DeclareOpInterfaceMethods<Attn_ProductOpInterface>]> {
   let summary = "queries of each chunk times the state visible to that chunk";
   let description = [{
     For q : [..., G, C, s] and states : [..., G, s, e]:

@@ -150,6 +150,20 @@ LogicalResult AttnDialect::verifyRegionResultAttribute(Operation *op,
     return op->emitError() << "'" << attr.getName().strref()
                            << "' is only valid on function results";
   std::string what = "result " + std::to_string(resultIndex);
+  // The schedule of the stage that copies the result out (attn-tile's).
+  if (attr.getName().strref() == ScheduleAttr::getScheduleAttrName()) {
+    if (!isa<ScheduleAttr>(attr.getValue()))
+      return op->emitError() << "'" << attr.getName().strref() << "' of "
+                             << what << " must be a #attn.schedule but is "
+                             << attr.getValue();
+    ScheduleParams copy = cast<ScheduleAttr>(attr.getValue()).getParams();
+    if (copy.compute == ComputeAt::inlined ||
+        (copy.strategy != Strategy::loops && copy.strategy != Strategy::naive))
+      return op->emitError() << "the schedule of " << what
+                             << " copies it out: it takes strategy loops or "
+                                "naive at compute = root";
+    return success();
+  }
   return verifyValueAttribute(op, what,
                               function.getResultTypes()[resultIndex], attr);
 }

@@ -16,15 +16,17 @@ using namespace mlir;
 using namespace mlir::attn;
 
 bool mlir::attn::isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, SiluOp, GeluOp, ReluOp,
-             SigmoidOp, ExpOp, TanhOp, SqrtOp, ScaleOffsetOp>(op);
+  return op->hasTrait<OpTrait::Elementwise>();
 }
 
 bool mlir::attn::isActivation(Operation *op) {
-  return isa<SiluOp, GeluOp, ReluOp, SigmoidOp, ExpOp, TanhOp>(op);
+  return op->hasTrait<OpTrait::Activation>();
 }
 
-bool mlir::attn::isProduct(Operation *op) { return isa<DenseOp, MatmulOp>(op); }
+bool mlir::attn::isProduct(Operation *op) {
+  auto product = dyn_cast<ProductOpInterface>(op);
+  return product && product.fusesOperandStages();
+}
 
 Operation *mlir::attn::getEpilogueProduct(Operation *op) {
   auto productFor = [&](Value value) -> Operation * {
@@ -52,7 +54,17 @@ Operation *mlir::attn::getEpilogueProduct(Operation *op) {
 }
 
 bool mlir::attn::isNorm(Operation *op) {
-  return isa<LayerNormOp, RmsNormOp, ScaleNormOp>(op);
+  return op->hasTrait<OpTrait::Norm>();
+}
+
+bool mlir::attn::needsSchedule(Operation *op) {
+  if (op->getNumResults() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || type.getRank() == 0)
+    return false;
+  return isa<ProductOpInterface, AttentionOp>(op) ||
+         op->hasTrait<OpTrait::RowwiseStage>();
 }
 
 KernelYieldOp KernelOp::getYield() {

@@ -14,7 +14,8 @@
 #define ATTNC_DSL_IR_ATTNNORMOPS_TD
 
 def Attn_LayerNormOp : Attn_Op<"layer_norm",
-    [Pure, AttrSizedOperandSegments, AllTypesMatch<["x", "result"]>]> {
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["x", "result"]>, Attn_NormTrait,
+     Attn_RowwiseStageTrait]> {
   let summary = "layer normalisation over the last axis";
   let description = [{
     For x : [..., f]:
@@ -42,7 +43,7 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm",
 }
 
 def Attn_ScaleNormOp : Attn_Op<"scale_norm",
-    [Pure, AllTypesMatch<["x", "result"]>]> {
+    [Pure, AllTypesMatch<["x", "result"]>, Attn_NormTrait, Attn_RowwiseStageTrait]> {
   let summary = "scale normalisation: RMS norm with one scalar gain";
   let description = [{
     For x : [..., f]: `result = x * rsqrt(mean(x^2) + eps) * alpha[0]`, the
@@ -65,7 +66,7 @@ def Attn_ScaleNormOp : Attn_Op<"scale_norm",
 }
 
 def Attn_RmsNormOp : Attn_Op<"rms_norm",
-    [Pure, AllTypesMatch<["x", "result"]>]> {
+    [Pure, AllTypesMatch<["x", "result"]>, Attn_NormTrait, Attn_RowwiseStageTrait]> {
   let summary = "RMS normalisation over the last axis";
   let description = [{
     For x : [..., f]: `result = x * rsqrt(mean(x^2) + eps) * weight`, the
@@ -90,7 +91,8 @@ def Attn_RmsNormOp : Attn_Op<"rms_norm",
 }
 
 def Attn_ScaleOffsetOp : Attn_Op<"scale_offset",
-    [Pure, AllTypesMatch<["x", "result"]>]> {
+    [Pure, AllTypesMatch<["x", "result"]>, Attn_ElementwiseTrait,
+     Attn_RowwiseStageTrait]> {
   let summary = "per-feature scale and offset: x * gamma + beta";
   let description = [{
     For x : [..., f]: `result[..., c] = x[..., c] * gamma[c] + beta[c]`
@@ -113,7 +115,8 @@ def Attn_ScaleOffsetOp : Attn_Op<"scale_offset",
   let hasVerifier = 1;
 }
 
-def Attn_RopeOp : Attn_Op<"rope", [Pure, SameOperandsAndResultType]> {
+def Attn_RopeOp : Attn_Op<"rope",
+    [Pure, SameOperandsAndResultType, Attn_RowwiseStageTrait]> {
   let summary = "rotary position embedding along the sequence axis";
   let description = [{
     For x : [..., n, f], position p = 0..n-1 on axis -2, r = rotary_dims and

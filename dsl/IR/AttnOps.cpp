@@ -23,6 +23,8 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
+#include "dsl/IR/AttnInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dsl/IR/AttnOps.cpp.inc"
 
@@ -228,3 +230,24 @@ LogicalResult RopeOp::verify() {
                          << " exceeds the feature dim " << f;
   return verifyPositive(*this, "base", getBase());
 }
+
+//===----------------------------------------------------------------------===//
+// Products (ProductOpInterface)
+//===----------------------------------------------------------------------===//
+
+/// Extent `axis` (negative from the end) of `value`'s tensor type.
+static int64_t extentOf(Value value, int64_t axis) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getShape()[axis < 0 ? type.getRank() + axis : axis];
+}
+
+int64_t DenseOp::getProductDepth() { return extentOf(getW(), 0); }
+bool DenseOp::fusesOperandStages() { return true; }
+int64_t MatmulOp::getProductDepth() { return extentOf(getA(), -1); }
+bool MatmulOp::fusesOperandStages() { return true; }
+// The chunk form's per-chunk products: [s, e] states over the C tokens of a
+// chunk, [C, e] outputs over s state rows.
+int64_t ChunkStateOp::getProductDepth() { return extentOf(getK(), -2); }
+bool ChunkStateOp::fusesOperandStages() { return false; }
+int64_t StateApplyOp::getProductDepth() { return extentOf(getQ(), -1); }
+bool StateApplyOp::fusesOperandStages() { return false; }

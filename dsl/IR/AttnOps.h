@@ -23,6 +23,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dsl/IR/AttnAttrs.h"
+#include "dsl/IR/AttnTraits.h"
+
+#include "dsl/IR/AttnInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "dsl/IR/AttnOps.h.inc"
@@ -30,11 +33,14 @@
 namespace mlir::attn {
 /// Whether `op` computes each result element from the same element of its
 /// operands (broadcast rows allowed): the binary and unary ops and
-/// attn.scale_offset.
+/// attn.scale_offset (trait Attn_ElementwiseTrait).
 bool isElementwise(Operation *op);
-/// Whether `op` is an activation (unary, applied after a product).
+/// Whether `op` is an activation (unary, applied after a product; trait
+/// Attn_ActivationTrait).
 bool isActivation(Operation *op);
-/// Whether `op` is a product (attn.dense, attn.matmul).
+/// Whether `op` is a product whose lowering fuses a prologue and an
+/// epilogue (attn.dense, attn.matmul: ProductOpInterface's
+/// fusesOperandStages).
 bool isProduct(Operation *op);
 /// The product whose output stage applies `op`, or null: `op` is an
 /// activation of a product used only by it, or an add of such a product and
@@ -44,8 +50,13 @@ bool isProduct(Operation *op);
 /// it.
 Operation *getEpilogueProduct(Operation *op);
 /// Whether `op` normalises rows (layer_norm, rms_norm, scale_norm): row
-/// statistics, then an elementwise stage.
+/// statistics, then an elementwise stage (trait Attn_NormTrait).
 bool isNorm(Operation *op);
+/// Whether `op` computes a stage that codegen schedules, so that it must
+/// carry an `attn.schedule` (attn-tile gives it one): a product, an
+/// attention or a row-wise stage with one result of rank >= 1. Views,
+/// constants, scalar ops and layer ops have none.
+bool needsSchedule(Operation *op);
 } // namespace mlir::attn
 
 #endif // ATTNC_DSL_IR_ATTNOPS_H

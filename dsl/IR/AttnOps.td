@@ -17,6 +17,7 @@
 
 include "dsl/IR/AttnDialect.td"
 include "dsl/IR/AttnAttrs.td"
+include "dsl/IR/AttnInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"

@@ -63,7 +63,7 @@ def Attn_ConstantOp : Attn_Op<"constant", [Pure]> {
 
 /// Binary elementwise op with numpy broadcasting.
 class Attn_BinaryOp<string mnemonic, string maths>
-    : Attn_Op<mnemonic, [Pure]> {
+    : Attn_Op<mnemonic, [Pure, Attn_ElementwiseTrait, Attn_RowwiseStageTrait]> {
   let summary = "elementwise " # maths # " with numpy broadcasting";
   let description = [{
     Computes `result = }] # maths # [{` elementwise. The shapes of a and b
@@ -98,8 +98,10 @@ def Attn_DivOp : Attn_BinaryOp<"div", "a / b">;
 def Attn_PowOp : Attn_BinaryOp<"pow", "a ^ b (powf)">;
 
 /// Unary elementwise op; the result has the operand's type.
-class Attn_UnaryOp<string mnemonic, string maths>
-    : Attn_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+class Attn_UnaryOp<string mnemonic, string maths, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
+                                     Attn_ElementwiseTrait, Attn_RowwiseStageTrait],
+                                    traits)> {
   let summary = "elementwise " # maths;
   let description = [{
     Computes `result = }] # maths # [{` elementwise; the result has the type
@@ -117,19 +119,20 @@ class Attn_UnaryOp<string mnemonic, string maths>
 }
 
 def Attn_NegOp : Attn_UnaryOp<"neg", "-x">;
-def Attn_SiluOp : Attn_UnaryOp<"silu", "x * sigmoid(x)">;
-def Attn_GeluOp : Attn_UnaryOp<"gelu", "0.5 * x * (1 + erf(x / sqrt(2))) (exact erf form)">;
-def Attn_ReluOp : Attn_UnaryOp<"relu", "max(x, 0)">;
-def Attn_SigmoidOp : Attn_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
-def Attn_ExpOp : Attn_UnaryOp<"exp", "exp(x)">;
-def Attn_TanhOp : Attn_UnaryOp<"tanh", "tanh(x)">;
+def Attn_SiluOp : Attn_UnaryOp<"silu", "x * sigmoid(x)", [Attn_ActivationTrait]>;
+def Attn_GeluOp : Attn_UnaryOp<"gelu", "0.5 * x * (1 + erf(x / sqrt(2))) (exact erf form)", [Attn_ActivationTrait]>;
+def Attn_ReluOp : Attn_UnaryOp<"relu", "max(x, 0)", [Attn_ActivationTrait]>;
+def Attn_SigmoidOp : Attn_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [Attn_ActivationTrait]>;
+def Attn_ExpOp : Attn_UnaryOp<"exp", "exp(x)", [Attn_ActivationTrait]>;
+def Attn_TanhOp : Attn_UnaryOp<"tanh", "tanh(x)", [Attn_ActivationTrait]>;
 def Attn_SqrtOp : Attn_UnaryOp<"sqrt", "sqrt(x)">;
 
 //===----------------------------------------------------------------------===//
 // Contractions and shape ops
 //===----------------------------------------------------------------------===//
 
-def Attn_MatmulOp : Attn_Op<"matmul", [Pure]> {
+def Attn_MatmulOp : Attn_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<Attn_ProductOpInterface>]> {
   let summary = "(batched) matrix product";
   let description = [{
     `result[..., i, j] = sum_k a[..., i, k] * b[..., k, j]` for
@@ -154,7 +157,8 @@ def Attn_MatmulOp : Attn_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_DenseOp : Attn_Op<"dense", [Pure]> {
+def Attn_DenseOp : Attn_Op<"dense", [Pure,
+    DeclareOpInterfaceMethods<Attn_ProductOpInterface>]> {
   let summary = "dense layer: x @ w + bias";
   let description = [{
     `result[..., j] = sum_k x[..., k] * w[k, j] + bias[j]` for x : [..., k],

@@ -39,12 +39,14 @@ ScheduleAttr ScheduleAttr::lookup(Operation *op) {
 
 ScheduleParams ScheduleAttr::getParams() const {
   ScheduleParams params;
+  params.strategy = getStrategy();
   params.tileX = getTileX();
   params.tileY = getTileY();
   params.vector = getVector();
   params.unrollX = getUnrollX();
   params.unrollY = getUnrollY();
   params.splitK = getSplitK();
+  params.rowBlock = getRowBlock();
   params.parallel = getParallel();
   params.compute = getCompute();
   params.gpuThreadsX = getGpuThreadsX();
@@ -60,18 +62,20 @@ ScheduleParams ScheduleAttr::getParams() const {
 namespace {
 /// The keys of `#attn.schedule`, in printing order.
 enum class Key {
+  strategy,
   tile,
   vector,
   unroll,
   splitK,
+  rowBlock,
   parallel,
   gpuThreads,
   shared,
   compute
 };
-constexpr const char *kKeyNames[] = {"tile",    "vector",   "unroll",
-                                     "split_k", "parallel", "gpu_threads",
-                                     "shared",  "compute"};
+constexpr const char *kKeyNames[] = {
+    "strategy", "tile",        "vector", "unroll", "split_k",
+    "row_block", "parallel", "gpu_threads", "shared", "compute"};
 constexpr unsigned kNumKeys = sizeof(kKeyNames) / sizeof(kKeyNames[0]);
 } // namespace
 
@@ -96,10 +100,32 @@ static ParseResult parseBool(AsmParser &parser, StringRef key, bool &value) {
   return success();
 }
 
+/// Parses a keyword naming a case of an enum (`symbolize` maps it) as the
+/// value of `key`; `expected` lists the cases for the message.
+template <typename Enum>
+static ParseResult parseEnum(AsmParser &parser, StringRef key,
+                             std::optional<Enum> (*symbolize)(StringRef),
+                             StringRef expected, Enum &value) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return failure();
+  std::optional<Enum> parsed = symbolize(word);
+  if (!parsed)
+    return parser.emitError(loc) << "unknown schedule " << key << " '" << word
+                                 << "', expected " << expected;
+  value = *parsed;
+  return success();
+}
+
 /// Parses the value of `key` into `params`.
 static ParseResult parseValue(AsmParser &parser, Key key,
                               ScheduleParams &params) {
   switch (key) {
+  case Key::strategy:
+    return parseEnum(parser, "strategy", symbolizeStrategy,
+                     "loops, naive, gemm, rows, materialized or blocked",
+                     params.strategy);
   case Key::tile:
     return parsePair(parser, params.tileX, params.tileY);
   case Key::vector:
@@ -108,30 +134,24 @@ static ParseResult parseValue(AsmParser &parser, Key key,
     return parsePair(parser, params.unrollX, params.unrollY);
   case Key::splitK:
     return parser.parseInteger(params.splitK);
+  case Key::rowBlock:
+    return parser.parseInteger(params.rowBlock);
   case Key::parallel:
     return parseBool(parser, "parallel", params.parallel);
   case Key::gpuThreads:
     return parsePair(parser, params.gpuThreadsX, params.gpuThreadsY);
   case Key::shared:
     return parseBool(parser, "shared", params.shared);
-  case Key::compute: {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef word;
-    if (parser.parseKeyword(&word))
-      return failure();
-    std::optional<ComputeAt> compute = symbolizeComputeAt(word);
-    if (!compute)
-      return parser.emitError(loc) << "unknown schedule compute '" << word
-                                   << "', expected root, row or inline";
-    params.compute = *compute;
-    return success();
-  }
+  case Key::compute:
+    return parseEnum(parser, "compute", symbolizeComputeAt, "root or inline",
+                     params.compute);
   }
   llvm_unreachable("unknown schedule key");
 }
 
-/// Parses `<>` or `<key = value, ...>` with keys tile, vector, unroll,
-/// split_k, parallel, gpu_threads, shared and compute, each at most once.
+/// Parses `<>` or `<key = value, ...>` with keys strategy, tile, vector,
+/// unroll, split_k, row_block, parallel, gpu_threads, shared and compute,
+/// each at most once.
 Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
   SMLoc start = parser.getCurrentLocation();
   if (parser.parseLess())
@@ -148,8 +168,8 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
       if (found == std::end(kKeyNames)) {
         parser.emitError(loc)
             << "unknown schedule parameter '" << name
-            << "', expected tile, vector, unroll, split_k, parallel, "
-               "gpu_threads, shared or compute";
+            << "', expected strategy, tile, vector, unroll, split_k, "
+               "row_block, parallel, gpu_threads, shared or compute";
         return {};
       }
       unsigned index = found - std::begin(kKeyNames);
@@ -175,6 +195,8 @@ void ScheduleAttr::print(AsmPrinter &printer) const {
   auto pair = [&](StringRef key, int64_t a, int64_t b) {
     printer << key << " = [" << a << ", " << b << "], ";
   };
+  if (getStrategy() != Strategy::loops)
+    printer << "strategy = " << stringifyStrategy(getStrategy()) << ", ";
   if (isTiled())
     pair("tile", getTileX(), getTileY());
   if (getVector() != 1)
@@ -183,6 +205,8 @@ void ScheduleAttr::print(AsmPrinter &printer) const {
     pair("unroll", getUnrollX(), getUnrollY());
   if (getSplitK() != 0)
     printer << "split_k = " << getSplitK() << ", ";
+  if (getRowBlock() != 0)
+    printer << "row_block = " << getRowBlock() << ", ";
   if (getParallel())
     printer << "parallel = true, ";
   if (getGpuThreadsX() != 0 || getGpuThreadsY() != 0)
@@ -202,8 +226,8 @@ static InFlightDiagnostic &&pairTo(InFlightDiagnostic &&diag, int64_t a,
   return std::move(diag << "[" << a << ", " << b << "]");
 }
 
-/// Names the first parameter of `p` that an inlined stage may not set, or
-/// returns an empty string if there is none.
+/// Names the first loop parameter `p` sets (one that an inlined or naive
+/// stage may not set), or returns an empty string if there is none.
 static std::string loopParameterOf(const ScheduleParams &p) {
   auto pair = [](StringRef key, int64_t a, int64_t b) {
     return (key + " [" + Twine(a) + ", " + Twine(b) + "]").str();
@@ -216,6 +240,8 @@ static std::string loopParameterOf(const ScheduleParams &p) {
     return pair("unroll", p.unrollX, p.unrollY);
   if (p.splitK != 0)
     return ("split_k " + Twine(p.splitK)).str();
+  if (p.rowBlock != 0)
+    return ("row_block " + Twine(p.rowBlock)).str();
   if (p.parallel)
     return "parallel = true";
   if (p.gpuThreadsX != 0 || p.gpuThreadsY != 0)
@@ -232,7 +258,8 @@ ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
   for (auto [name, value] :
        {std::pair<const char *, int64_t>{"tile", p.tileX}, {"tile", p.tileY},
         {"vector", p.vector}, {"unroll", p.unrollX}, {"unroll", p.unrollY},
-        {"split_k", p.splitK}, {"gpu_threads", p.gpuThreadsX},
+        {"split_k", p.splitK}, {"row_block", p.rowBlock},
+        {"gpu_threads", p.gpuThreadsX},
         {"gpu_threads", p.gpuThreadsY}})
     if (value > kMaxScheduleValue)
       return emitError() << "schedule " << name << " value " << value
@@ -250,36 +277,69 @@ ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
   if (p.splitK < 0)
     return emitError() << "schedule split_k " << p.splitK
                        << " must be non-negative (0 = not split)";
+  if (p.rowBlock < 0)
+    return emitError() << "schedule row_block " << p.rowBlock
+                       << " must be non-negative (0 = not blocked)";
   bool onGpu = p.gpuThreadsX != 0 || p.gpuThreadsY != 0;
   if (onGpu && (p.gpuThreadsX < 1 || p.gpuThreadsY < 1))
     return pairTo(emitError() << "schedule gpu_threads ", p.gpuThreadsX,
                   p.gpuThreadsY)
            << " must be both 0 (not on a GPU) or both positive";
 
-  // An inlined stage has no loops.
+  // An inlined stage has no loops, the naive baseline no parameters.
+  StringRef strategy = stringifyStrategy(p.strategy);
   if (p.compute == ComputeAt::inlined) {
     std::string loop = loopParameterOf(p);
     if (!loop.empty())
       return emitError() << "schedule compute = inline has no loops of its "
                             "own but sets "
                          << loop;
+    if (p.strategy != Strategy::loops)
+      return emitError() << "schedule compute = inline is computed in its "
+                            "consumers' loops and has no strategy, but sets "
+                            "strategy = "
+                         << strategy;
+  }
+  if (p.strategy == Strategy::naive) {
+    std::string loop = loopParameterOf(p);
+    if (!loop.empty())
+      return emitError() << "schedule strategy = naive is scalar, serial "
+                            "loops at root and sets no loop parameter, but "
+                            "sets "
+                         << loop;
   }
 
-  // Blocked attention: square blocks of split_k queries by split_k keys,
-  // each swept by vector register tiles.
-  if (p.compute == ComputeAt::tile) {
-    if (onGpu)
-      return emitError() << "schedule compute = tile is for CPUs but sets "
-                            "gpu_threads";
+  // Register-blocked products on a CPU: vector accumulators, row blocks.
+  if (p.rowBlock != 0 && (p.strategy != Strategy::gemm || onGpu))
+    return emitError() << "schedule row_block is for strategy = gemm on a "
+                          "CPU";
+  if (p.strategy == Strategy::gemm && !onGpu) {
+    if (p.rowBlock == 0 || p.rowBlock % p.tileY != 0)
+      return emitError() << "schedule strategy = gemm on a CPU needs "
+                            "row_block (rows per parallel task, here "
+                         << p.rowBlock << ") to be a multiple of tile y "
+                         << p.tileY;
+  }
+
+  // Blocked attention on a CPU: square blocks of split_k queries by split_k
+  // keys, each swept by vector register tiles; on a GPU, staged blocks.
+  if (p.strategy == Strategy::blocked && !onGpu) {
     if (p.vector < 2 || p.tileX < 2 || p.tileY < 2)
-      return emitError() << "schedule compute = tile needs a vector register "
-                            "tile (tile x, tile y and vector > 1)";
+      return emitError() << "schedule strategy = blocked on a CPU needs a "
+                            "vector register tile (tile x, tile y and vector "
+                            "> 1)";
     if (p.splitK == 0 || p.splitK % p.tileX != 0 || p.splitK % p.tileY != 0)
-      return pairTo(emitError() << "schedule compute = tile needs split_k (the "
-                                   "block, here "
+      return pairTo(emitError() << "schedule strategy = blocked needs split_k "
+                                   "(the block, here "
                                 << p.splitK << ") to be a multiple of tile ",
                     p.tileX, p.tileY);
   }
+  if (p.strategy == Strategy::blocked && onGpu && !p.shared)
+    return emitError() << "schedule strategy = blocked on a GPU stages its "
+                          "blocks in shared memory: it needs shared = true";
+  if (p.strategy == Strategy::materialized && onGpu)
+    return emitError() << "schedule strategy = materialized is for CPUs but "
+                          "sets gpu_threads";
 
   // Vectors and unrolling inside the tile.
   if (!llvm::isPowerOf2_64(p.vector))
@@ -323,22 +383,31 @@ ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
   if (p.shared && p.splitK == 0)
     return emitError() << "schedule shared = true needs split_k (the depth of "
                           "the operand panels staged per reduction step)";
+  if (p.shared && p.strategy != Strategy::gemm &&
+      p.strategy != Strategy::blocked)
+    return emitError() << "schedule shared = true stages the operands of "
+                          "strategy = gemm or blocked, not "
+                       << strategy;
   return success();
 }
 
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   int64_t tileX, int64_t tileY, int64_t vector,
+                                   Strategy strategy, int64_t tileX,
+                                   int64_t tileY, int64_t vector,
                                    int64_t unrollX, int64_t unrollY,
-                                   int64_t splitK, bool parallel,
-                                   ComputeAt compute, int64_t gpuThreadsX,
-                                   int64_t gpuThreadsY, bool shared) {
+                                   int64_t splitK, int64_t rowBlock,
+                                   bool parallel, ComputeAt compute,
+                                   int64_t gpuThreadsX, int64_t gpuThreadsY,
+                                   bool shared) {
   ScheduleParams params;
+  params.strategy = strategy;
   params.tileX = tileX;
   params.tileY = tileY;
   params.vector = vector;
   params.unrollX = unrollX;
   params.unrollY = unrollY;
   params.splitK = splitK;
+  params.rowBlock = rowBlock;
   params.parallel = parallel;
   params.compute = compute;
   params.gpuThreadsX = gpuThreadsX;
@@ -350,9 +419,31 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 mlir::attn::verifyScheduleForOp(Operation *op, const ScheduleParams &schedule,
                                 function_ref<InFlightDiagnostic()> emitError) {
-  if (schedule.compute == ComputeAt::tile && !isa<AttentionOp>(op))
-    return emitError() << "schedule compute = tile is for attn.attention, not '"
+  // Only elementwise stages and norms are computed in their consumers.
+  if (schedule.compute == ComputeAt::inlined && !isElementwise(op) &&
+      !isNorm(op))
+    return emitError() << "schedule compute = inline is for elementwise ops "
+                          "and norms, not '"
                        << op->getName() << "'";
+  // Each class of op has its algorithms; naive fits every op.
+  Strategy strategy = schedule.strategy;
+  if (strategy != Strategy::naive && schedule.compute != ComputeAt::inlined) {
+    bool product = isa<ProductOpInterface>(op);
+    bool attention = isa<AttentionOp>(op);
+    bool fits = product     ? strategy == Strategy::gemm
+                : attention ? llvm::is_contained({Strategy::rows,
+                                                  Strategy::materialized,
+                                                  Strategy::blocked},
+                                                 strategy)
+                            : strategy == Strategy::loops;
+    if (!fits)
+      return emitError() << "schedule strategy = " << stringifyStrategy(strategy)
+                         << " is not an algorithm of '" << op->getName()
+                         << "', which takes "
+                         << (product     ? "gemm or naive"
+                             : attention ? "rows, materialized, blocked or naive"
+                                         : "loops or naive");
+  }
   if (!schedule.shared)
     return success();
   // Shared-memory staging: a product's operand panels per step, or blocked
@@ -382,10 +473,5 @@ mlir::attn::verifyScheduleForOp(Operation *op, const ScheduleParams &schedule,
                             "number of query features";
     return success();
   }
-  if (!isa<DenseOp, MatmulOp, ChunkStateOp, StateApplyOp>(op))
-    return emitError() << "schedule shared = true stages the operands of a "
-                          "product (attn.dense, attn.matmul, attn.chunk_state, "
-                          "attn.state_apply) or an attention, not of '"
-                       << op->getName() << "'";
-  return success();
+  return success(); // a product's panels: the strategy rules above
 }

@@ -6,7 +6,7 @@
 // tests/unit/ScheduleTest.cpp.
 
 func.func @unknown_parameter(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{unknown schedule parameter 'tiles', expected tile, vector, unroll, split_k, parallel, gpu_threads, shared or compute}}
+  // expected-error @+1 {{unknown schedule parameter 'tiles', expected strategy, tile, vector, unroll, split_k, row_block, parallel, gpu_threads, shared or compute}}
   %0 = attn.relu %x {attn.schedule = #attn.schedule<tiles = [8, 1]>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
@@ -56,7 +56,7 @@ func.func @shared_not_bool(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // -----
 
 func.func @unknown_compute(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{unknown schedule compute 'at_row', expected root, row or inline}}
+  // expected-error @+1 {{unknown schedule compute 'at_row', expected root or inline}}
   %0 = attn.relu %x {attn.schedule = #attn.schedule<compute = at_row>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
@@ -200,7 +200,7 @@ func.func @shared_without_split_k(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) 
 // -----
 
 func.func @shared_not_a_product(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule shared = true stages the operands of a product (attn.dense, attn.matmul, attn.chunk_state, attn.state_apply) or an attention, not of 'attn.relu'}}
+  // expected-error @+1 {{schedule shared = true stages the operands of strategy = gemm or blocked, not loops}}
   %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 8], gpu_threads = [16, 8], split_k = 16, shared = true>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
@@ -209,7 +209,7 @@ func.func @shared_not_a_product(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 
 func.func @shared_attention_tile_across_heads(%q: tensor<?x64xf32>, %v: tensor<?x96xf32>) -> tensor<?x96xf32> {
   // expected-error @+1 {{schedule tile x 64 must divide the value columns per head (48) for blocked attention on a GPU}}
-  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 2 {attn.schedule = #attn.schedule<tile = [64, 64], split_k = 32, gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x96xf32> -> tensor<?x96xf32> {
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 2 {attn.schedule = #attn.schedule<strategy = blocked, tile = [64, 64], split_k = 32, gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x96xf32> -> tensor<?x96xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):
     attn.yield %qk : f32
   }
@@ -220,7 +220,7 @@ func.func @shared_attention_tile_across_heads(%q: tensor<?x64xf32>, %v: tensor<?
 
 func.func @shared_attention_keys_not_dealt(%q: tensor<?x64xf32>, %v: tensor<?x64xf32>) -> tensor<?x64xf32> {
   // expected-error @+1 {{schedule split_k 24 (keys per block) must be a multiple of gpu_threads x 16}}
-  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<tile = [64, 64], split_k = 24, gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<strategy = blocked, tile = [64, 64], split_k = 24, gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):
     attn.yield %qk : f32
   }
@@ -231,7 +231,7 @@ func.func @shared_attention_keys_not_dealt(%q: tensor<?x64xf32>, %v: tensor<?x64
 
 func.func @shared_attention_dynamic_features(%q: tensor<?x?xf32>, %v: tensor<?x64xf32>) -> tensor<?x64xf32> {
   // expected-error @+1 {{blocked attention on a GPU needs a static number of query features}}
-  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<tile = [64, 64], split_k = 32, gpu_threads = [16, 16], shared = true>} : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<strategy = blocked, tile = [64, 64], split_k = 32, gpu_threads = [16, 16], shared = true>} : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):
     attn.yield %qk : f32
   }
@@ -255,32 +255,143 @@ func.func @schedule_on_func(%x: tensor<?x64xf32>) -> tensor<?x64xf32> attributes
 
 // -----
 
-func.func @tile_without_a_register_tile(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule compute = tile needs a vector register tile (tile x, tile y and vector > 1)}}
-  %0 = attn.relu %x {attn.schedule = #attn.schedule<split_k = 64, compute = tile>} : tensor<?x64xf32>
+func.func @blocked_without_a_register_tile(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule strategy = blocked on a CPU needs a vector register tile (tile x, tile y and vector > 1)}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = blocked, split_k = 64>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
 
 // -----
 
-func.func @tile_block_not_a_multiple(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule compute = tile needs split_k (the block, here 40) to be a multiple of tile [32, 8]}}
-  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, split_k = 40, compute = tile>} : tensor<?x64xf32>
+func.func @blocked_block_not_a_multiple(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule strategy = blocked needs split_k (the block, here 40) to be a multiple of tile [32, 8]}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, split_k = 40>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
 
 // -----
 
-func.func @tile_with_gpu_threads(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule compute = tile is for CPUs but sets gpu_threads}}
-  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [32, 8], gpu_threads = [32, 8], split_k = 64, compute = tile>} : tensor<?x64xf32>
+func.func @blocked_on_a_gpu_without_shared(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule strategy = blocked on a GPU stages its blocks in shared memory: it needs shared = true}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 8], gpu_threads = [32, 8], split_k = 64>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
 
 // -----
 
-func.func @tile_on_a_non_attention(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule compute = tile is for attn.attention, not 'attn.relu'}}
-  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, compute = tile>} : tensor<?x64xf32>
+func.func @blocked_on_a_non_attention(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule strategy = blocked is not an algorithm of 'attn.relu', which takes loops or naive}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @unknown_strategy(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{unknown schedule strategy 'tiled', expected loops, naive, gemm, rows, materialized or blocked}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = tiled>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @naive_with_loops(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule strategy = naive is scalar, serial loops at root and sets no loop parameter, but sets vector 8}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = naive, vector = 8>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @inline_with_a_strategy(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule compute = inline is computed in its consumers' loops and has no strategy, but sets strategy = naive}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = naive, compute = inline>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @row_block_negative(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
+  // expected-error @+1 {{schedule row_block -6 must be non-negative (0 = not blocked)}}
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], row_block = -6>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
+  return %0 : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @row_block_without_gemm(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule row_block is for strategy = gemm on a CPU}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 6], vector = 16, row_block = 12>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @gemm_without_row_block(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
+  // expected-error @+1 {{schedule strategy = gemm on a CPU needs row_block (rows per parallel task, here 0) to be a multiple of tile y 6}}
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6]>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
+  return %0 : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @gemm_row_block_not_a_multiple(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
+  // expected-error @+1 {{schedule strategy = gemm on a CPU needs row_block (rows per parallel task, here 16) to be a multiple of tile y 6}}
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], row_block = 16>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
+  return %0 : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @product_with_loops(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
+  // expected-error @+1 {{schedule strategy = loops is not an algorithm of 'attn.matmul', which takes gemm or naive}}
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
+  return %0 : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @attention_with_gemm(%q: tensor<?x64xf32>, %v: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule strategy = gemm is not an algorithm of 'attn.attention', which takes rows, materialized, blocked or naive}}
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, row_block = 6>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @materialized_on_a_gpu(%q: tensor<?x64xf32>, %v: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule strategy = materialized is for CPUs but sets gpu_threads}}
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<strategy = materialized, tile = [32, 8], gpu_threads = [32, 8]>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @inline_attention(%q: tensor<?x64xf32>, %v: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule compute = inline is for elementwise ops and norms, not 'attn.attention'}}
+  %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<compute = inline>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{the schedule of result 0 copies it out: it takes strategy loops or naive at compute = root}}
+func.func @output_schedule_with_gemm(%x: tensor<?x64xf32>) -> (tensor<?x64xf32> {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, row_block = 6>}) {
+  return %x : tensor<?x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'attn.schedule' of result 0 must be a #attn.schedule but is #attn.mask<causal>}}
+func.func @output_schedule_not_a_schedule(%x: tensor<?x64xf32>) -> (tensor<?x64xf32> {attn.schedule = #attn.mask<causal>}) {
+  return %x : tensor<?x64xf32>
 }

@@ -55,7 +55,7 @@ attn_tensor tensorOf(HostTensor &t) {
 class AotTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    jit = compileExample("flash.attn", codegen::ScheduleKind::Default);
+    jit = compileExample("flash.attn", driver::SchedulePolicy::Default);
     ASSERT_TRUE(jit->jit) << jit->diagnostics;
     weights = codegen::randomWeights(jit->jit->pipeline().weights(), 21);
     path = saveWeights(weights, "weights.safetensors");

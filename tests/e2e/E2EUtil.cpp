@@ -24,16 +24,14 @@ Halide::Target cudaScheduleTarget() {
 /// Default schedule is attn-schedule's for `scheduleTarget`; a GPU target's
 /// schedules run on the host.
 static std::unique_ptr<CompiledModel>
-compile(codegen::ScheduleKind schedule, const Halide::Target &scheduleTarget,
+compile(driver::SchedulePolicy schedule, const Halide::Target &scheduleTarget,
         llvm::function_ref<bool(driver::Session &)> load,
         const std::function<void(mlir::ModuleOp)> &reschedule = {}) {
   auto m = std::make_unique<CompiledModel>();
   m->diagOS = std::make_unique<llvm::raw_string_ostream>(m->diagnostics);
   driver::SessionOptions options;
   options.target = scheduleTarget.to_string();
-  options.schedule = schedule == codegen::ScheduleKind::Naive
-                         ? driver::SchedulePolicy::Naive
-                         : driver::SchedulePolicy::Default;
+  options.schedule = schedule;
   options.gpuOnHost = true;
   m->session = std::make_unique<driver::Session>(options, *m->diagOS);
   m->loaded = load(*m->session);
@@ -49,7 +47,7 @@ compile(codegen::ScheduleKind schedule, const Halide::Target &scheduleTarget,
 }
 
 std::unique_ptr<CompiledModel> compileAttn(const std::string &source,
-                                           codegen::ScheduleKind schedule,
+                                           driver::SchedulePolicy schedule,
                                            const Halide::Target &scheduleTarget) {
   return compile(schedule, scheduleTarget, [&](driver::Session &session) {
     return session.loadSource(source, "test.attn");
@@ -60,7 +58,7 @@ std::unique_ptr<CompiledModel>
 compileAttn(const std::string &source, const Halide::Target &scheduleTarget,
             const std::function<void(mlir::ModuleOp)> &reschedule) {
   return compile(
-      codegen::ScheduleKind::Default, scheduleTarget,
+      driver::SchedulePolicy::Default, scheduleTarget,
       [&](driver::Session &session) {
         return session.loadSource(source, "test.attn");
       },
@@ -68,7 +66,7 @@ compileAttn(const std::string &source, const Halide::Target &scheduleTarget,
 }
 
 std::unique_ptr<CompiledModel> compileExample(const std::string &file,
-                                              codegen::ScheduleKind schedule,
+                                              driver::SchedulePolicy schedule,
                                               const Halide::Target &scheduleTarget) {
   std::ifstream in(std::string(ATTNC_EXAMPLES_DIR) + "/" + file);
   std::stringstream ss;
@@ -77,7 +75,7 @@ std::unique_ptr<CompiledModel> compileExample(const std::string &file,
 }
 
 std::unique_ptr<CompiledModel> compileIR(const std::string &text,
-                                         codegen::ScheduleKind schedule,
+                                         driver::SchedulePolicy schedule,
                                          const Halide::Target &scheduleTarget) {
   return compile(schedule, scheduleTarget, [&](driver::Session &session) {
     return session.loadIR(text, "test.mlir");

@@ -41,7 +41,7 @@ struct CompiledModel {
 /// serially; Halide 14 cannot run GPU loops on a CPU): this checks what
 /// they compute without a GPU.
 std::unique_ptr<CompiledModel>
-compileAttn(const std::string &source, codegen::ScheduleKind schedule,
+compileAttn(const std::string &source, driver::SchedulePolicy schedule,
             const Halide::Target &scheduleTarget = Halide::get_host_target());
 /// The same, with `reschedule` called on the scheduled IR before the
 /// pipeline is built (to try other schedules than attn-tile's).
@@ -50,11 +50,11 @@ compileAttn(const std::string &source, const Halide::Target &scheduleTarget,
             const std::function<void(mlir::ModuleOp)> &reschedule);
 /// Reads and compiles an example from examples/.
 std::unique_ptr<CompiledModel>
-compileExample(const std::string &file, codegen::ScheduleKind schedule,
+compileExample(const std::string &file, driver::SchedulePolicy schedule,
                const Halide::Target &scheduleTarget = Halide::get_host_target());
 /// Compiles attn IR text (one model function, primitive or layer level).
 std::unique_ptr<CompiledModel>
-compileIR(const std::string &text, codegen::ScheduleKind schedule,
+compileIR(const std::string &text, driver::SchedulePolicy schedule,
           const Halide::Target &scheduleTarget = Halide::get_host_target());
 
 /// The CUDA target whose schedules the GPU tests check on the host.

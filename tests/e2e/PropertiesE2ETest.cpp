@@ -19,7 +19,7 @@ namespace attnc::e2e {
 namespace {
 
 using codegen::HostTensor;
-using codegen::ScheduleKind;
+using driver::SchedulePolicy;
 using codegen::TensorMap;
 
 std::string layerModel(const std::string &body, int d = 64) {
@@ -62,7 +62,7 @@ class CausalityTest : public ::testing::TestWithParam<CausalCase> {};
 
 TEST_P(CausalityTest, FutureInputsChangeOnlyLaterOutputs) {
   const CausalCase &c = GetParam();
-  auto model = compileAttn(layerModel(c.body), ScheduleKind::Default);
+  auto model = compileAttn(layerModel(c.body), SchedulePolicy::Default);
   ASSERT_TRUE(model->jit) << model->diagnostics;
   TensorMap weights = codegen::randomWeights(model->jit->pipeline().weights(), 5);
   TensorMap inputs = randomInputs(*model->jit, {{"n", 45}, {"b", 2}}, 1);
@@ -123,10 +123,10 @@ HostTensor rowsOf(const HostTensor &w, std::vector<int64_t> rows) {
 TEST(FlashPropertiesTest, CausalFlashWithOneChunkEqualsCausalGau) {
   auto flash = compileAttn(
       layerModel("flash(x, e = 128, s = 32, chunk = 16, causal = true) as f"),
-      ScheduleKind::Default);
+      SchedulePolicy::Default);
   auto gau = compileAttn(
       layerModel("gau(x, e = 128, s = 32, max_len = 16, causal = true) as g"),
-      ScheduleKind::Default);
+      SchedulePolicy::Default);
   ASSERT_TRUE(flash->jit && gau->jit) << flash->diagnostics << gau->diagnostics;
   TensorMap fw = codegen::randomWeights(flash->jit->pipeline().weights(), 8);
   TensorMap gw;
@@ -145,7 +145,7 @@ TEST(FlashPropertiesTest, CausalFlashWithOneChunkEqualsCausalGau) {
 TEST(FlashPropertiesTest, BidirectionalFlashWithOneChunkEqualsGauPlusLinearTerm) {
   auto flash = compileAttn(
       layerModel("flash(x, e = 128, s = 32, chunk = 16, causal = false) as f"),
-      ScheduleKind::Default);
+      SchedulePolicy::Default);
   const char *composed = R"(model t {
   dim d = 64, e = 128, s = 32, c = 16
   dim n : seq
@@ -170,7 +170,7 @@ TEST(FlashPropertiesTest, BidirectionalFlashWithOneChunkEqualsGauPlusLinearTerm)
                          scale = 1 / c)
   output y = (u * (quad + lin)) @ w_o + b_o + x
 })";
-  auto reference = compileAttn(composed, ScheduleKind::Default);
+  auto reference = compileAttn(composed, SchedulePolicy::Default);
   ASSERT_TRUE(flash->jit && reference->jit)
       << flash->diagnostics << reference->diagnostics;
   TensorMap fw = codegen::randomWeights(flash->jit->pipeline().weights(), 12);
@@ -238,7 +238,7 @@ class ChunkedLinearTest : public ::testing::TestWithParam<bool> {};
 // and T10 (non-causal: every chunk sees Q (K^T V) / C).
 TEST_P(ChunkedLinearTest, MatchesTheRecurrence) {
   bool causal = GetParam();
-  auto model = compileIR(chunkedLinearModel(causal), ScheduleKind::Default);
+  auto model = compileIR(chunkedLinearModel(causal), SchedulePolicy::Default);
   ASSERT_TRUE(model->jit) << model->diagnostics;
   for (int64_t n : {1, 8, 37}) {
     TensorMap inputs = randomInputs(*model->jit, {{"n", n}, {"b", 2}}, 3);

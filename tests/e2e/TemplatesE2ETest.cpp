@@ -17,13 +17,13 @@
 namespace attnc::e2e {
 namespace {
 
-using codegen::ScheduleKind;
+using driver::SchedulePolicy;
 
 /// The schedules a model is checked with.
 enum class Variant { Default, Naive, CudaOnHost };
 
-ScheduleKind kindOf(Variant variant) {
-  return variant == Variant::Naive ? ScheduleKind::Naive : ScheduleKind::Default;
+SchedulePolicy kindOf(Variant variant) {
+  return variant == Variant::Naive ? SchedulePolicy::Naive : SchedulePolicy::Default;
 }
 
 Halide::Target targetOf(Variant variant) {
@@ -308,17 +308,17 @@ TEST(FusionTest, PartlyUnrolledTilesMatchTheFp64Reference) {
     -> (tensor<?x64xf32> {attn.name = "y", attn.dims = ["n", ""]})
     attributes {attn.model, attn.runtime_dims = {n = "seq"}} {
   %w = attn.weight "w" : tensor<64x64xf32>
-  %p = attn.matmul %x, %w {attn.schedule = #attn.schedule<tile = [64, 6], vector = 8, unroll = [2, 3], parallel = true>}
+  %p = attn.matmul %x, %w {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 8, unroll = [2, 3], row_block = 96, parallel = true>}
       : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
   %y = attn.attention %p, %p, %x mask = #attn.mask<causal> normalize = softmax heads = 2
-      {attn.schedule = #attn.schedule<tile = [32, 8], vector = 8, unroll = [1, 4], split_k = 32, parallel = true, compute = tile>}
+      {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 8], vector = 8, unroll = [1, 4], split_k = 32, parallel = true>}
       : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %m: index):
     attn.yield %qk : f32
   }
   return %y : tensor<?x64xf32>
 })";
-  expectMatchesReference(*compileIR(ir, ScheduleKind::Default),
+  expectMatchesReference(*compileIR(ir, SchedulePolicy::Default),
                          {{1, 1}, {1, 40}, {1, 100}}, 4, 8, 1e-5, "partial");
 }
 
@@ -386,7 +386,7 @@ TEST(ShapeOpsTest, SplitWhileTheValueMapGrowsMatchesTheFp64Reference) {
   output y0 : f32[len, 32] = h0 @ w5
   output y1 : f32[len, 32] = t1
 })";
-  auto model = compileAttn(source, ScheduleKind::Naive);
+  auto model = compileAttn(source, SchedulePolicy::Naive);
   ASSERT_TRUE(model->jit) << model->diagnostics;
   codegen::TensorMap weights =
       codegen::randomWeights(model->jit->pipeline().weights(), 6);
@@ -411,9 +411,9 @@ TEST(ProductTest, AMiddleSliceOfAProductWithAResidualMatchesTheFp64Reference) {
   y1 = sp1
 })";
   for (auto [kind, target] :
-       {std::pair{ScheduleKind::Default, Halide::get_host_target()},
-        std::pair{ScheduleKind::Naive, Halide::get_host_target()},
-        std::pair{ScheduleKind::Default, cudaScheduleTarget()}}) {
+       {std::pair{SchedulePolicy::Default, Halide::get_host_target()},
+        std::pair{SchedulePolicy::Naive, Halide::get_host_target()},
+        std::pair{SchedulePolicy::Default, cudaScheduleTarget()}}) {
     auto model = compileAttn(source, kind, target);
     ASSERT_TRUE(model->jit) << model->diagnostics;
     codegen::TensorMap weights =

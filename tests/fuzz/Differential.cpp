@@ -144,8 +144,8 @@ VariantResult checkInProcess(const std::string &source,
   std::unique_ptr<e2e::CompiledModel> model;
   try {
     model = e2e::compileAttn(source,
-                             variant == Variant::Naive ? codegen::ScheduleKind::Naive
-                                                       : codegen::ScheduleKind::Default,
+                             variant == Variant::Naive ? driver::SchedulePolicy::Naive
+                                                       : driver::SchedulePolicy::Default,
                              variant == Variant::CudaOnHost
                                  ? e2e::cudaScheduleTarget()
                                  : Halide::get_host_target());

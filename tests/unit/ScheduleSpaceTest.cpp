@@ -42,8 +42,9 @@ std::string readExample(const std::string &name) {
 }
 
 auto key(const ScheduleParams &p) {
-  return std::make_tuple(p.tileX, p.tileY, p.vector, p.unrollX, p.unrollY,
-                         p.splitK, p.parallel, int(p.compute), p.gpuThreadsX,
+  return std::make_tuple(int(p.strategy), p.tileX, p.tileY, p.vector,
+                         p.unrollX, p.unrollY, p.splitK, p.rowBlock,
+                         p.parallel, int(p.compute), p.gpuThreadsX,
                          p.gpuThreadsY, p.shared);
 }
 

@@ -93,8 +93,9 @@ TEST_F(ScheduleTest, BuildsFromParamsAndPrintsCanonically) {
 }
 
 TEST_F(ScheduleTest, ParsesWhatItPrints) {
-  const char *text = "#attn.schedule<tile = [64, 64], split_k = 16, "
-                     "gpu_threads = [16, 16], shared = true, compute = root>";
+  const char *text = "#attn.schedule<strategy = gemm, tile = [64, 64], "
+                     "split_k = 16, gpu_threads = [16, 16], shared = true, "
+                     "compute = root>";
   auto schedule =
       dyn_cast_or_null<ScheduleAttr>(parseAttribute(text, &context));
   ASSERT_TRUE(schedule);
@@ -102,6 +103,7 @@ TEST_F(ScheduleTest, ParsesWhatItPrints) {
   EXPECT_TRUE(schedule.isOnGpu());
   EXPECT_EQ(schedule.getGpuThreadsX(), 16);
   EXPECT_TRUE(schedule.getShared());
+  EXPECT_EQ(schedule.getStrategy(), Strategy::gemm);
 }
 
 TEST_F(ScheduleTest, GetCheckedGivesTheReasonInsteadOfAnAttribute) {
@@ -255,7 +257,8 @@ TEST_F(ScheduleTest, RejectsRootStagesOffTheGpuOnCuda) {
   ScheduleParams p;
   p.tileX = 64;
   EXPECT_EQ(reason(p, cuda),
-            "schedule compute = root on target cuda needs gpu_threads");
+            "schedule strategy = loops at compute = root on target cuda "
+            "needs gpu_threads");
   p.tileX = 1;
   p.compute = ComputeAt::inlined;
   EXPECT_EQ(reason(p, cuda), "legal");
@@ -279,6 +282,7 @@ TEST_F(ScheduleTest, RejectsStagingBeyondSharedMemory) {
   p.tileY = 8;
   p.gpuThreadsX = 16;
   p.gpuThreadsY = 8;
+  p.strategy = Strategy::gemm;
   p.shared = true;
   p.splitK = 128;
   EXPECT_EQ(getSharedMemoryBytes(p), 4 * 128 * 72);
@@ -304,6 +308,7 @@ TEST_F(ScheduleTest, StagingNeedsAReductionStep) {
   ScheduleParams p;
   p.tileX = p.tileY = 64;
   p.gpuThreadsX = p.gpuThreadsY = 16;
+  p.strategy = Strategy::gemm;
   p.shared = true;
   EXPECT_EQ(reason(p, cuda),
             "schedule shared = true needs split_k (the depth of the operand "
@@ -340,14 +345,17 @@ TEST_F(ScheduleTest, RejectsANullSchedule) {
 
 TEST_F(ScheduleTest, GemmFillsTheRegistersWithFourVectorsByTheMostRows) {
   EXPECT_EQ(print(chooseGemmSchedule(&context, avx512, kDyn, kDyn, 512)),
-            "#attn.schedule<tile = [64, 6], vector = 16, unroll = [4, 6], "
-            "parallel = true, compute = root>");
+            "#attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, "
+            "unroll = [4, 6], row_block = 96, parallel = true, compute = "
+            "root>");
   EXPECT_EQ(print(chooseGemmSchedule(&context, avx2, kDyn, kDyn, 512)),
-            "#attn.schedule<tile = [32, 2], vector = 8, unroll = [4, 2], "
-            "parallel = true, compute = root>");
+            "#attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, "
+            "unroll = [4, 2], row_block = 32, parallel = true, compute = "
+            "root>");
   EXPECT_EQ(print(chooseGemmSchedule(&context, generic, kDyn, kDyn, 512)),
-            "#attn.schedule<tile = [16, 2], vector = 4, unroll = [4, 2], "
-            "parallel = true, compute = root>");
+            "#attn.schedule<strategy = gemm, tile = [16, 2], vector = 4, "
+            "unroll = [4, 2], row_block = 32, parallel = true, compute = "
+            "root>");
 }
 
 TEST_F(ScheduleTest, GemmSplitsKWhenThePanelOutgrowsHalfOfL2) {
@@ -381,13 +389,13 @@ TEST_F(ScheduleTest, GemmNarrowsForNarrowOrShortProducts) {
 TEST_F(ScheduleTest, GemmOnCudaStagesOperandPanelsInSharedMemory) {
   // 64 x 64 per block, 4 x 4 accumulators per thread, 16-deep panels.
   EXPECT_EQ(print(chooseGemmSchedule(&context, cuda, kDyn, 2176, 512)),
-            "#attn.schedule<tile = [64, 64], split_k = 16, "
+            "#attn.schedule<strategy = gemm, tile = [64, 64], split_k = 16, "
             "gpu_threads = [16, 16], shared = true, compute = root>");
   // Small operands shrink the tile and the step; below 4 there is no
   // staging.
   EXPECT_EQ(print(chooseGemmSchedule(&context, cuda, 3, 8, 8)),
-            "#attn.schedule<tile = [8, 2], split_k = 8, gpu_threads = [8, 2], "
-            "shared = true, compute = root>");
+            "#attn.schedule<strategy = gemm, tile = [8, 2], split_k = 8, "
+            "gpu_threads = [8, 2], shared = true, compute = root>");
   EXPECT_FALSE(chooseGemmSchedule(&context, cuda, kDyn, 2176, 2).getShared());
   EXPECT_EQ(chooseGemmSchedule(&context, cuda, kDyn, 2176, 2).getSplitK(), 0);
   for (int64_t k : {int64_t(2), int64_t(8), int64_t(512), kDyn})
@@ -409,37 +417,41 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
   // Blocks of queries x keys: 64 keys inside chunks, 128 over a whole
   // sequence, fitted to a few static keys; one column per head: row-wise.
   EXPECT_EQ(print(chooseAttentionSchedule(&context, generic, 1, kDyn)),
-            "#attn.schedule<parallel = true, compute = row>");
+            "#attn.schedule<strategy = rows, parallel = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, 256)),
-            "#attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], "
-            "split_k = 64, parallel = true, compute = tile>");
+            "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
+            "unroll = [2, 8], "
+            "split_k = 64, parallel = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, kDyn)),
-            "#attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], "
-            "split_k = 128, parallel = true, compute = tile>");
+            "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
+            "unroll = [2, 8], "
+            "split_k = 128, parallel = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, 5)),
-            "#attn.schedule<tile = [32, 8], vector = 16, unroll = [2, 8], "
-            "split_k = 32, parallel = true, compute = tile>");
+            "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
+            "unroll = [2, 8], "
+            "split_k = 32, parallel = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx2, 1024, kDyn)),
-            "#attn.schedule<tile = [16, 4], vector = 8, unroll = [2, 4], "
-            "split_k = 128, parallel = true, compute = tile>");
+            "#attn.schedule<strategy = blocked, tile = [16, 4], vector = 8, "
+            "unroll = [2, 4], "
+            "split_k = 128, parallel = true, compute = root>");
   // CUDA: blocks of 64 queries x the largest power of two <= 256 dividing
   // the head's value columns; row-wise for chunk masks and unknown widths.
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128, kDyn)),
-            "#attn.schedule<tile = [128, 64], split_k = 32, gpu_threads = "
+            "#attn.schedule<strategy = blocked, tile = [128, 64], split_k = 32, gpu_threads = "
             "[16, 16], shared = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 1024, kDyn)),
-            "#attn.schedule<tile = [256, 64], split_k = 16, gpu_threads = "
+            "#attn.schedule<strategy = blocked, tile = [256, 64], split_k = 16, gpu_threads = "
             "[16, 16], shared = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 48, kDyn)),
-            "#attn.schedule<tile = [16, 64], split_k = 32, gpu_threads = "
+            "#attn.schedule<strategy = blocked, tile = [16, 64], split_k = 32, gpu_threads = "
             "[16, 16], shared = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128, kDyn,
                                           /*chunkMask=*/true)),
-            "#attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = "
-            "root>");
+            "#attn.schedule<strategy = rows, tile = [32, 8], gpu_threads = "
+            "[32, 8], compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, kDyn, kDyn)),
-            "#attn.schedule<tile = [32, 8], gpu_threads = [32, 8], compute = "
-            "root>");
+            "#attn.schedule<strategy = rows, tile = [32, 8], gpu_threads = "
+            "[32, 8], compute = root>");
 }
 
 TEST_F(ScheduleTest, EveryChosenScheduleIsLegalOnItsTarget) {
