@@ -138,6 +138,10 @@ bool Session::lower() {
 }
 
 bool Session::schedule() {
+  if (opts.schedule == SchedulePolicy::Naive && targetModel.isGpu())
+    return error("the naive schedule is a CPU baseline (scalar, serial loops "
+                 "at root); target '" + opts.target +
+                 "' needs GPU schedules: use --schedule default");
   mlir::PassManager pm(ctx.get());
   mlir::attn::buildSchedulePipeline(pm, targetModel, opts.schedule);
   return mlir::succeeded(pm.run(*ir));

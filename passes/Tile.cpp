@@ -33,7 +33,7 @@ struct TilePass : attn::impl::TilePassBase<TilePass> {
 
   LogicalResult initialize(MLIRContext *context) override {
     if (schedulePolicy && targetModel)
-      return success();
+      return checkPolicy(context);
     std::optional<SchedulePolicy> parsed = parseSchedulePolicy(this->policy);
     if (!parsed)
       return emitError(UnknownLoc::get(context))
@@ -44,6 +44,17 @@ struct TilePass : attn::impl::TilePassBase<TilePass> {
     targetModel = TargetModel::parse(target, error);
     if (!targetModel)
       return emitError(UnknownLoc::get(context)) << "attn-tile: " << error;
+    return checkPolicy(context);
+  }
+
+  /// The naive baseline runs on CPUs only (a GPU stage needs gpu_threads).
+  LogicalResult checkPolicy(MLIRContext *context) const {
+    if (*schedulePolicy == SchedulePolicy::Naive && targetModel->isGpu())
+      return emitError(UnknownLoc::get(context))
+             << "the naive schedule is a CPU baseline (scalar, serial loops "
+                "at root); target "
+             << targetModel->getName()
+             << " needs GPU schedules: use the default schedule policy";
     return success();
   }
 

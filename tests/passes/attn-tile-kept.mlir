@@ -18,3 +18,7 @@ func.func @kept(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> (tensor<?x64xf32
   %1 = attn.matmul %0, %w : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
   return %1 : tensor<?x64xf32>
 }
+
+// The naive baseline is for CPUs.
+// RUN: not attn-opt %s --attn-tile="target=cuda policy=naive" 2>&1 | FileCheck %s --check-prefix=GPU-NAIVE
+// GPU-NAIVE: error: the naive schedule is a CPU baseline (scalar, serial loops at root); target cuda needs GPU schedules: use the default schedule policy
