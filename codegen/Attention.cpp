@@ -152,7 +152,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   define(kT, tVars,
          k.at(withTail(Index(tVars.begin(), tVars.end() - 2),
                        {clamp(tVars[rank - 1], 0, keys - 1), tVars[rank - 2]})));
-  lowering.scheduleInternal(kT, tVars);
+  lowering.addInternalStage(kT, tVars);
 
   // One block of masked scores of head h, [batch..., h, i, j]: a register
   // tile accumulator of q_h k_h^T (computed per tile of the block) and the
@@ -446,8 +446,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
     rowFuncs = {scores, rowMax, weights, rowSum};
     if (!lowering.rowScratch()) {
       // GPU: row statistics at root, scores and weights recomputed inline.
-      lowering.scheduleInternal(rowMax, rVars, /*perRow=*/true);
-      lowering.scheduleInternal(rowSum, rVars, /*perRow=*/true);
+      lowering.addInternalStage(rowMax, rVars, /*perRow=*/true);
+      lowering.addInternalStage(rowSum, rVars, /*perRow=*/true);
       rowFuncs.clear();
     }
   } else {

@@ -98,11 +98,9 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     std::vector<Expr> curRev(cur.rbegin(), cur.rend()),
         prevRev(prev.rbegin(), prev.rend());
     t.func(curRev) = t.func(prevRev) + states.at(prev);
-    lowering.scheduleInternal(t.func, vars);
+    lowering.addInternalStage(t.func, vars);
     // Each state row `a` scans over the chunks.
-    if (!lowering.options.gpu)
-      t.func.update().reorder(e, g, a);
-    lowering.scheduleScanUpdate(t.func.update(), e, a);
+    lowering.addScanUpdate(t.func, e, a, {e, g, a});
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.
     std::vector<Var> totalVars(vars.begin(), vars.end() - 3);
@@ -111,7 +109,7 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     Func total("chunk_total_sum");
     RDom g(0, chunks, "g");
     define(total, totalVars, sum(states.at(withTail(batch, {g, a, e}))));
-    lowering.scheduleInternal(total, totalVars);
+    lowering.addInternalStage(total, totalVars);
     std::vector<Expr> at(totalVars.rbegin(), totalVars.rend());
     define(t.func, vars, total(at));
   }

@@ -70,8 +70,8 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
     define(state, sVars, sum(k.at(withTail(sBatch, {j, sc})) * v.at(withTail(sBatch, {j, se}))));
     std::vector<Var> zVars(sVars.begin(), sVars.end() - 1);
     define(z, zVars, sum(k.at(withTail(sBatch, {j, sc}))));
-    lowering.scheduleInternal(state, sVars);
-    lowering.scheduleInternal(z, zVars, /*perRow=*/true);
+    lowering.addInternalStage(state, sVars);
+    lowering.addInternalStage(z, zVars, /*perRow=*/true);
     RDom c(0, s, "c");
     num = sum(q.at(withTail(batch, {i, c})) * callAt(state, withTail(batch, {c, e})));
     den = sum(q.at(withTail(batch, {i, c})) * callAt(z, withTail(batch, {c})));
@@ -125,7 +125,7 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
   Expr safe = clamp(pos, 0, n - 1);
   Func states("chunk_states");
   define(states, sVars, sum(k.at(withTail(sBatch, {safe, c})) * v.at(withTail(sBatch, {safe, e}))));
-  lowering.scheduleInternal(states, sVars);
+  lowering.addInternalStage(states, sVars);
 
   // Visible state per chunk: exclusive prefix (causal) or total.
   Func visible("visible_state");
@@ -135,13 +135,13 @@ static mlir::LogicalResult lowerChunkedLinear(Lowering &lowering,
     Index cur = withTail(sBatch, {rg, c, e}), prev = withTail(sBatch, {rg - 1, c, e});
     std::vector<Expr> curRev(cur.rbegin(), cur.rend());
     visible(curRev) = callAt(visible, prev) + callAt(states, prev);
-    lowering.scheduleScanUpdate(visible.update(), e, c);
+    lowering.addScanUpdate(visible, e, c);
   } else {
     std::vector<Var> tVars = sVars;
     RDom all(0, chunks, "all");
     define(visible, tVars, sum(callAt(states, withTail(sBatch, {all, c, e}))));
   }
-  lowering.scheduleInternal(visible, sVars);
+  lowering.addInternalStage(visible, sVars);
 
   HTensor out;
   out.func = Func("chunked_linear");

@@ -187,15 +187,29 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
   return LoopLevel(func, rows);
 }
 
-LoopLevel Lowering::scheduleInternal(Func func, const std::vector<Var> &vars,
-                                     bool perRow, bool fuseRows) {
-  func.compute_root();
-  if (vars.empty())
-    return LoopLevel::root();
+void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow) {
   mlir::attn::ScheduleAttr attr = internalSchedule();
   assert(attr && "internal stages belong to a scheduled op");
-  if (attr.getStrategy() == mlir::attn::Strategy::naive)
-    return naiveRowLevel(func, vars);
+  pendingSchedules.push_back([this, attr, func, vars = std::move(vars), perRow] {
+    scheduleInternal(attr, func, vars, perRow);
+  });
+}
+
+void Lowering::addScanUpdate(Func func, Var col, Var row,
+                             std::vector<VarOrRVar> order) {
+  mlir::attn::ScheduleAttr attr = internalSchedule();
+  assert(attr && "internal stages belong to a scheduled op");
+  pendingSchedules.push_back(
+      [this, attr, func, col, row, order = std::move(order)] {
+        scheduleScan(attr, func, col, row, order);
+      });
+}
+
+void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
+                                const std::vector<Var> &vars, bool perRow) {
+  func.compute_root();
+  if (vars.empty() || attr.getStrategy() == mlir::attn::Strategy::naive)
+    return;
   if (attr.isOnGpu()) {
     int threadsX = int(attr.getGpuThreadsX()),
         threadsY = int(attr.getGpuThreadsY());
@@ -206,40 +220,40 @@ LoopLevel Lowering::scheduleInternal(Func func, const std::vector<Var> &vars,
     else
       gpuLoops().tile(func, vars.back(), bx, tx, threadsX * threadsY,
                       TailStrategy::GuardWithIf);
-    return LoopLevel::root();
+    return;
   }
   if (perRow || vars.size() == 1) {
     // Per-row stages: every var is a row.
     Var rows = fuseOuter(func, vars, vars.size());
     if (attr.getParallel())
       func.parallel(rows);
-    return LoopLevel(func, rows);
+    return;
   }
   if (attr.getVector() > 1)
     func.vectorize(vars.back(), int(attr.getVector()), TailStrategy::GuardWithIf);
-  Var rows = fuseRows ? fuseOuter(func, vars, vars.size() - 1)
-                      : vars[vars.size() - 2];
+  Var rows = fuseOuter(func, vars, vars.size() - 1);
   if (attr.getParallel())
     func.parallel(rows);
-  return LoopLevel(func, rows);
 }
 
-bool Lowering::scheduleScanUpdate(Stage stage, const Var &col, const Var &row) {
-  mlir::attn::ScheduleAttr attr = internalSchedule();
-  assert(attr && "internal stages belong to a scheduled op");
+void Lowering::scheduleScan(mlir::attn::ScheduleAttr attr, Func func,
+                            const Var &col, const Var &row,
+                            const std::vector<VarOrRVar> &order) {
   if (attr.getStrategy() == mlir::attn::Strategy::naive)
-    return false;
+    return;
+  Stage stage = func.update();
   if (attr.isOnGpu()) {
     gpuLoops().tile(stage, col, row, Var("bx"), Var("by"), Var("tx"), Var("ty"),
                     int(attr.getGpuThreadsX()), int(attr.getGpuThreadsY()),
                     TailStrategy::GuardWithIf);
-    return false;
+    return;
   }
+  if (!order.empty())
+    stage.reorder(order);
   if (attr.getVector() > 1)
     stage.vectorize(col, int(attr.getVector()), TailStrategy::GuardWithIf);
   if (attr.getParallel())
     stage.parallel(row);
-  return attr.getParallel();
 }
 
 Var fuseOuter(Stage stage, const std::vector<Var> &vars, size_t count) {
@@ -323,6 +337,18 @@ mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
       set(op->getResult(0), get(operand));
       return mlir::success();
     }
+  // The family defines the op's Funcs (and schedules its result); the
+  // schedules of the internal stages it declared are applied after.
+  pendingSchedules.clear();
+  mlir::LogicalResult lowered = lowerFamily(op);
+  if (mlir::succeeded(lowered))
+    for (const std::function<void()> &apply : pendingSchedules)
+      apply();
+  pendingSchedules.clear();
+  return lowered;
+}
+
+mlir::LogicalResult Lowering::lowerFamily(mlir::Operation *op) {
   namespace attn = mlir::attn;
   auto family = [&](auto lower) {
     return [this, lower](mlir::Operation *member) {

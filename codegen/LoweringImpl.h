@@ -17,6 +17,9 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <functional>
+#include <map>
+
 namespace attnc::codegen {
 
 using Index = std::vector<Halide::Expr>; ///< MLIR order, outermost first.
@@ -102,24 +105,25 @@ public:
   Halide::LoopLevel applySchedule(Halide::Func func,
                                   const std::vector<Halide::Var> &vars,
                                   mlir::attn::ScheduleAttr attr, bool fuseRows);
-  /// Schedules an internal stage `func` of the op being lowered (a
+  /// Declares an internal stage `func` of the op being lowered (a
   /// transposed operand, row statistics, a table, a state) with MLIR-order
-  /// `vars` at root from the op's schedule: its gpu_threads on a GPU (one
-  /// axis: all of them along it), on a CPU its vector along the innermost
-  /// var and its parallel flag on the rows; with `perRow` the stage is one
-  /// value per row (a reduction), so every var is a row and nothing is
-  /// vectorised.
-  Halide::LoopLevel scheduleInternal(Halide::Func func,
-                                     const std::vector<Halide::Var> &vars,
-                                     bool perRow = false, bool fuseRows = true);
-  /// Schedules the update `stage` of an internal scan (a prefix over
-  /// chunks) whose innermost var is `col` and whose row var is `row`, from
-  /// the op's schedule as scheduleInternal does: nothing under naive, the
-  /// gpu_threads over (col, row) on a GPU, on a CPU `col` vectorised and
-  /// `row` parallel when the schedule says so. Returns whether `row` was
-  /// made parallel.
-  bool scheduleScanUpdate(Halide::Stage stage, const Halide::Var &col,
-                          const Halide::Var &row);
+  /// `vars`. A family's lowering defines its Funcs and declares them; the
+  /// schedules are applied after the definitions, when the family returns
+  /// (lowerOp), from internalSchedule() as of the declaration: the stage is
+  /// computed at root with the op's gpu_threads on a GPU (one axis: all of
+  /// them along it), on a CPU its vector along the innermost var and its
+  /// parallel flag on the rows, nothing more under naive. With `perRow` the
+  /// stage is one value per row (a reduction): every var is a row and
+  /// nothing is vectorised.
+  void addInternalStage(Halide::Func func, std::vector<Halide::Var> vars,
+                        bool perRow = false);
+  /// Declares the update of an internal scan `func` (a prefix over chunks)
+  /// whose innermost var is `col` and whose row var is `row`; `order`
+  /// (innermost first), if given, is its loop order on a CPU. Scheduled
+  /// like addInternalStage: the gpu_threads over (col, row) on a GPU, on a
+  /// CPU `col` vectorised and `row` parallel when the schedule says so.
+  void addScanUpdate(Halide::Func func, Halide::Var col, Halide::Var row,
+                     std::vector<Halide::VarOrRVar> order = {});
   /// The op being lowered (its schedule and uses decide fusion).
   mlir::Operation *currentOp = nullptr;
 
@@ -129,7 +133,7 @@ public:
   /// rejects an op without one.
   mlir::attn::ScheduleAttr schedule() const { return currentSchedule; }
   /// The schedule whose loops the internal stages of the op being lowered
-  /// take (scheduleInternal): the op's, or for a member computed inline in
+  /// take (addInternalStage): the op's, or for a member computed inline in
   /// an attn.kernel (a norm in a product's prologue) its anchor's.
   mlir::attn::ScheduleAttr internalSchedule() const { return ownerSchedule; }
 
@@ -152,11 +156,20 @@ public:
 
 private:
   mlir::LogicalResult lowerOp(mlir::Operation *op);
+  /// Dispatches `op` to its family's lowering (one TypeSwitch).
+  mlir::LogicalResult lowerFamily(mlir::Operation *op);
   /// Fills `stored` from the lowered values of `func`.
   void collectStoredBuffers(mlir::func::FuncOp func);
 
   /// See schedule() and internalSchedule().
   mlir::attn::ScheduleAttr currentSchedule, ownerSchedule;
+  /// The internal stages' schedules, applied after the op's definitions.
+  std::vector<std::function<void()>> pendingSchedules;
+  void scheduleInternal(mlir::attn::ScheduleAttr attr, Halide::Func func,
+                        const std::vector<Halide::Var> &vars, bool perRow);
+  void scheduleScan(mlir::attn::ScheduleAttr attr, Halide::Func func,
+                    const Halide::Var &col, const Halide::Var &row,
+                    const std::vector<Halide::VarOrRVar> &order);
   llvm::DenseMap<mlir::Value, HTensor> values;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>
       ropeCache;

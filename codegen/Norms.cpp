@@ -42,7 +42,7 @@ Expr atRow(const HTensor &in, const Index &row, const Expr &c) {
 
 void scheduleRowFunc(Lowering &lowering, Func &func,
                      const std::vector<Var> &rowVars) {
-  lowering.scheduleInternal(func, rowVars, /*perRow=*/true);
+  lowering.addInternalStage(func, rowVars, /*perRow=*/true);
 }
 } // namespace
 
@@ -77,7 +77,7 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   cosTable(i, p) = cos(reduced);
   sinTable(i, p) = sin(reduced);
   for (Func *table : {&cosTable, &sinTable})
-    scheduleInternal(*table, {p, i});
+    addInternalStage(*table, {p, i});
   return ropeCache[key] = {cosTable, sinTable};
 }
 
