@@ -285,17 +285,19 @@ mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
              : nullptr;
 }
 
-/// Checks that a scheduled stage's `attr` is there and fits the target's
-/// kind: attn-tile gives every such op a schedule and verifies it against
-/// the target; codegen applies it and invents none.
+/// Checks that the schedule `attr` of a scheduled stage (`what`, reported
+/// at `op`) is there and fits the target's kind: attn-tile gives every such
+/// stage a schedule and verifies it against the target; codegen applies it
+/// and invents none.
 static mlir::LogicalResult checkSchedule(mlir::Operation *op,
+                                         const llvm::Twine &what,
                                          mlir::attn::ScheduleAttr attr,
                                          bool gpu) {
   if (!attr)
     return op->emitError()
-           << "code generation needs an attn.schedule on '" << op->getName()
-           << "' (attn-tile gives every compute op one: attnc runs it, "
-              "attn-opt --attn-schedule)";
+           << "code generation needs an attn.schedule on " << what
+           << " (attn-tile gives every compute op and model result one: "
+              "attnc runs it, attn-opt --attn-schedule)";
   if (attr.getCompute() == mlir::attn::ComputeAt::inlined)
     return mlir::success();
   if (gpu && !attr.isOnGpu())
@@ -311,7 +313,8 @@ mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
   currentOp = op;
   currentSchedule = ownerSchedule = mlir::attn::ScheduleAttr::lookup(op);
   if (mlir::attn::needsSchedule(op) &&
-      mlir::failed(checkSchedule(op, currentSchedule, options.gpu)))
+      mlir::failed(checkSchedule(op, "'" + op->getName().getStringRef() + "'",
+                                 currentSchedule, options.gpu)))
     return mlir::failure();
   if (currentSchedule &&
       currentSchedule.getCompute() == mlir::attn::ComputeAt::inlined) {
@@ -491,7 +494,9 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
             func.getResultAttrOfType<mlir::attn::ScheduleAttr>(
                 index, mlir::attn::ScheduleAttr::getScheduleAttrName());
         if (result.rank() > 0 &&
-            mlir::failed(checkSchedule(ret, currentSchedule, options.gpu)))
+            mlir::failed(checkSchedule(
+                ret, "result " + llvm::Twine(index) + " of the model",
+                currentSchedule, options.gpu)))
           return mlir::failure();
         std::vector<Var> vars = makeVars(result.rank(), "o");
         define(out, vars, result.at(toIndex(vars)));

@@ -40,10 +40,6 @@ Expr atRow(const HTensor &in, const Index &row, const Expr &c) {
   return in.at(index);
 }
 
-void scheduleRowFunc(Lowering &lowering, Func &func,
-                     const std::vector<Var> &rowVars) {
-  lowering.addInternalStage(func, rowVars, /*perRow=*/true);
-}
 } // namespace
 
 /// `mean(x^2)` over the last axis, per row.
@@ -52,7 +48,7 @@ static Func meanSquare(Lowering &lowering, const HTensor &in, const RowStats &s)
   RDom r(0, s.width);
   Expr x = atRow(in, s.rowIndex, r);
   define(ms, s.rowVars, sum(x * x) / cast<float>(s.width));
-  scheduleRowFunc(lowering, ms, s.rowVars);
+  lowering.addInternalStage(ms, s.rowVars, /*perRow=*/true);
   return ms;
 }
 
@@ -97,10 +93,10 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
       Func mean("ln_mean"), var("ln_var");
       RDom r(0, s.width);
       define(mean, s.rowVars, sum(atRow(in, s.rowIndex, r)) / cast<float>(s.width));
-      scheduleRowFunc(lowering, mean, s.rowVars);
+      lowering.addInternalStage(mean, s.rowVars, /*perRow=*/true);
       Expr centred = atRow(in, s.rowIndex, r) - callRow(mean, s.rowVars);
       define(var, s.rowVars, sum(centred * centred) / cast<float>(s.width));
-      scheduleRowFunc(lowering, var, s.rowVars);
+      lowering.addInternalStage(var, s.rowVars, /*perRow=*/true);
       float eps = static_cast<float>(ln.getEps());
       value = (x - callRow(mean, s.rowVars)) *
               (1.0f / sqrt(callRow(var, s.rowVars) + eps));

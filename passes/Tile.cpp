@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "dsl/IR/AttnOps.h"
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_TILEPASS
 #include "passes/Passes.h.inc"
@@ -62,7 +64,7 @@ struct TilePass : attn::impl::TilePassBase<TilePass> {
   ScheduleAttr choose(Operation *op) const {
     if (*schedulePolicy == SchedulePolicy::Default)
       return chooseSchedule(op, *targetModel);
-    if (getScheduleShape(op).kind == ScheduleShape::None)
+    if (!needsSchedule(op))
       return {};
     ScheduleParams naive;
     naive.strategy = Strategy::naive;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Codegen.h"
 #include "driver/Session.h"
 
 #include "dsl/IR/AttnOps.h"
@@ -203,6 +204,77 @@ func.func @m(%x: tensor<?x8xf32> {attn.name = "x", attn.dims = ["n", ""]})
   Session broken({}, os);
   EXPECT_FALSE(broken.loadIR("func.func @m( {", "broken.mlir"));
   EXPECT_THAT(diagnostics, HasSubstr("broken.mlir:1:"));
+}
+
+/// Codegen applies the schedules of the IR and invents none: a stage
+/// without one, or with one for the other kind of target, is an error at
+/// its op. (attn-tile gives every stage a schedule, so these need IR that
+/// skipped it: the session up to Primitives, then codegen directly.)
+std::string codegenError(const std::string &body, const std::string &target,
+                         const std::string &resultAttrs = "") {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  Session session({"", target}, os);
+  std::string ir =
+      "func.func @m(%x: tensor<?x64xf32> {attn.name = \"x\", attn.dims = "
+      "[\"n\", \"\"]}, %g: tensor<64xf32> {attn.name = \"g\"})\n"
+      "    -> (tensor<?x64xf32> {attn.name = \"y\", attn.dims = [\"n\", \"\"]" +
+      resultAttrs +
+      "})\n    attributes {attn.model, attn.runtime_dims = {n = \"seq\"}} {\n" +
+      body + "}\n";
+  EXPECT_TRUE(session.loadIR(ir, "m.mlir")) << diagnostics;
+  EXPECT_TRUE(session.runTo(Stage::Primitives)) << diagnostics;
+  auto model = *session.module().getOps<mlir::func::FuncOp>().begin();
+  EXPECT_FALSE(attnc::codegen::ModelPipeline::build(model,
+                                                    session.codegenOptions()))
+      << ir;
+  return diagnostics;
+}
+
+const char *kOut = ", attn.schedule = #attn.schedule<tile = [64, 1], vector = 8, "
+                   "compute = root>";
+
+TEST(CodegenScheduleTest, AStageWithoutAScheduleIsAnErrorAtItsOp) {
+  EXPECT_THAT(codegenError("  %0 = attn.relu %x : tensor<?x64xf32>\n"
+                           "  return %0 : tensor<?x64xf32>\n",
+                           "x86-64-linux-avx2", kOut),
+              HasSubstr("m.mlir:4:8: error: code generation needs an "
+                        "attn.schedule on 'attn.relu'"));
+}
+
+TEST(CodegenScheduleTest, AResultWithoutACopyScheduleIsAnError) {
+  EXPECT_THAT(
+      codegenError("  %0 = attn.relu %x {attn.schedule = #attn.schedule<vector "
+                   "= 8>} : tensor<?x64xf32>\n  return %0 : tensor<?x64xf32>\n",
+                   "x86-64-linux-avx2"),
+      HasSubstr("error: code generation needs an attn.schedule on result 0 "
+                "of the model"));
+}
+
+TEST(CodegenScheduleTest, AScheduleForTheOtherKindOfTargetIsAnError) {
+  EXPECT_THAT(
+      codegenError("  %0 = attn.relu %x {attn.schedule = #attn.schedule<vector "
+                   "= 8>} : tensor<?x64xf32>\n  return %0 : tensor<?x64xf32>\n",
+                   "host-cuda-cuda_capability_80", kOut),
+      HasSubstr("has no gpu_threads, but the target is a GPU"));
+  EXPECT_THAT(codegenError("  %0 = attn.relu %x {attn.schedule = "
+                           "#attn.schedule<tile = [64, 1], gpu_threads = [64, "
+                           "1]>} : tensor<?x64xf32>\n"
+                           "  return %0 : tensor<?x64xf32>\n",
+                           "x86-64-linux-avx2", kOut),
+              HasSubstr("sets gpu_threads, but the target is a CPU"));
+}
+
+TEST(CodegenScheduleTest, AnInlinedNormNeedsAKernelAnchor) {
+  EXPECT_THAT(
+      codegenError("  %0 = attn.layer_norm %x weight %g eps = 1.0e-05 "
+                   "{attn.schedule = #attn.schedule<compute = inline>} : "
+                   "(tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>\n"
+                   "  %1 = attn.relu %0 {attn.schedule = #attn.schedule<vector "
+                   "= 8>} : tensor<?x64xf32>\n  return %1 : tensor<?x64xf32>\n",
+                   "x86-64-linux-avx2", kOut),
+      HasSubstr("schedule compute = inline on a norm needs an attn.kernel "
+                "whose anchor has loops of its own"));
 }
 
 } // namespace
