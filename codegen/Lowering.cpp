@@ -187,12 +187,14 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
   return LoopLevel(func, rows);
 }
 
-void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow) {
+void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow,
+                                TailStrategy tail) {
   mlir::attn::ScheduleAttr attr = internalSchedule();
   assert(attr && "internal stages belong to a scheduled op");
-  pendingSchedules.push_back([this, attr, func, vars = std::move(vars), perRow] {
-    scheduleInternal(attr, func, vars, perRow);
-  });
+  pendingSchedules.push_back(
+      [this, attr, func, vars = std::move(vars), perRow, tail] {
+        scheduleInternal(attr, func, vars, perRow, tail);
+      });
 }
 
 void Lowering::addScanUpdate(Func func, Var col, Var row,
@@ -206,7 +208,8 @@ void Lowering::addScanUpdate(Func func, Var col, Var row,
 }
 
 void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
-                                const std::vector<Var> &vars, bool perRow) {
+                                const std::vector<Var> &vars, bool perRow,
+                                TailStrategy tail) {
   func.compute_root();
   if (vars.empty() || attr.getStrategy() == mlir::attn::Strategy::naive)
     return;
@@ -230,7 +233,7 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
     return;
   }
   if (attr.getVector() > 1)
-    func.vectorize(vars.back(), int(attr.getVector()), TailStrategy::GuardWithIf);
+    func.vectorize(vars.back(), int(attr.getVector()), tail);
   Var rows = fuseOuter(func, vars, vars.size() - 1);
   if (attr.getParallel())
     func.parallel(rows);

@@ -114,9 +114,12 @@ public:
   /// them along it), on a CPU its vector along the innermost var and its
   /// parallel flag on the rows, nothing more under naive. With `perRow` the
   /// stage is one value per row (a reduction): every var is a row and
-  /// nothing is vectorised.
+  /// nothing is vectorised. `tail` is the vector loop's tail strategy:
+  /// RoundUp only for a stage that reads nothing out of bounds when
+  /// computed past its extent (a table of its indices).
   void addInternalStage(Halide::Func func, std::vector<Halide::Var> vars,
-                        bool perRow = false);
+                        bool perRow = false,
+                        Halide::TailStrategy tail = Halide::TailStrategy::GuardWithIf);
   /// Declares the update of an internal scan `func` (a prefix over chunks)
   /// whose innermost var is `col` and whose row var is `row`; `order`
   /// (innermost first), if given, is its loop order on a CPU. Scheduled
@@ -166,7 +169,8 @@ private:
   /// The internal stages' schedules, applied after the op's definitions.
   std::vector<std::function<void()>> pendingSchedules;
   void scheduleInternal(mlir::attn::ScheduleAttr attr, Halide::Func func,
-                        const std::vector<Halide::Var> &vars, bool perRow);
+                        const std::vector<Halide::Var> &vars, bool perRow,
+                        Halide::TailStrategy tail);
   void scheduleScan(mlir::attn::ScheduleAttr attr, Halide::Func func,
                     const Halide::Var &col, const Halide::Var &row,
                     const std::vector<Halide::VarOrRVar> &order);

@@ -72,8 +72,12 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   Func cosTable("rope_cos"), sinTable("rope_sin");
   cosTable(i, p) = cos(reduced);
   sinTable(i, p) = sin(reduced);
+  // Whole vectors of columns: a table is a function of its indices only, so
+  // the columns past `half` are harmless. Halide 14 mis-compiled the guarded
+  // tail of a table of one vector and one column (campaign seed 11575:
+  // both vectors of the loop stored the first one's columns; RopeTest).
   for (Func *table : {&cosTable, &sinTable})
-    addInternalStage(*table, {p, i});
+    addInternalStage(*table, {p, i}, /*perRow=*/false, TailStrategy::RoundUp);
   return ropeCache[key] = {cosTable, sinTable};
 }
 

@@ -396,6 +396,39 @@ TEST(ShapeOpsTest, SplitWhileTheValueMapGrowsMatchesTheFp64Reference) {
             1e-4);
 }
 
+TEST(RopeTest, TablesOfOneVectorAndOneColumnFeedingAProductMatchTheFp64Reference) {
+  // Campaign seed 11575: rope over 18 features (tables of 9 columns, one
+  // AVX2 vector and one column) into a product gave NaN; 34 features (17
+  // columns) did the same on 16 lanes. Halide 14 mis-compiled the tables'
+  // guarded vector tail: both vectors of the loop stored columns 0-7.
+  for (int dims : {18, 34}) {
+    std::string source = R"(model fuzz_11575 {
+  dim d = 64
+  dim L : seq
+  dim B : batch
+  input x : f32[B, L, 64]
+  param w0 : f32[d, 8]
+  param w1_bias : f32[8]
+  ro0 = rope(x, dims = )" + std::to_string(dims) + R"()
+  output y0 = tanh(ro0 @ w0 + w1_bias)
+})";
+    for (SchedulePolicy kind : {SchedulePolicy::Default, SchedulePolicy::Naive}) {
+      auto model = compileAttn(source, kind);
+      ASSERT_TRUE(model->jit) << model->diagnostics;
+      codegen::TensorMap weights =
+          codegen::randomWeights(model->jit->pipeline().weights(), 8);
+      for (int64_t n : {1, 24}) {
+        codegen::TensorMap inputs =
+            randomInputs(*model->jit, {{"L", n}, {"B", 3}}, 9);
+        EXPECT_LE(relativeError(runJit(*model, inputs, weights),
+                                runReference(*model, inputs, weights)),
+                  1e-4)
+            << "dims = " << dims << ", n = " << n;
+      }
+    }
+  }
+}
+
 TEST(ProductTest, AMiddleSliceOfAProductWithAResidualMatchesTheFp64Reference) {
   // Campaign seed 10259: the split's middle part asked the MHSA output
   // product for columns 4..11 of 16; its whole, unclamped column tiles then
