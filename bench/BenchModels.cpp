@@ -101,19 +101,20 @@ void BenchModel::bind(int64_t n) {
   release();
   std::map<std::string, int64_t> dims = {{"n", n}, {"b", 1}};
   std::vector<std::vector<int64_t>> shapes;
-  std::string error;
   const auto &infos = jit->pipeline().inputs();
-  if (codegen::inputShapes(infos, dims, shapes, error)) {
+  runtime::Result bound = codegen::inputShapes(infos, dims, shapes);
+  if (bound.ok()) {
     for (size_t i = 0; i < infos.size(); ++i)
       inputs[infos[i].name] =
           codegen::randomTensor(shapes[i], 1, infos[i].name);
-    if (jit->prepare(inputs, weights, outputs, error)) {
+    bound = jit->prepare(inputs, weights, outputs);
+    if (bound.ok()) {
       boundN = n;
       return;
     }
   }
   std::fprintf(stderr, "attnc-bench: cannot bind n = %lld: %s\n", (long long)n,
-               error.c_str());
+               bound.message.c_str());
   std::exit(1);
 }
 
@@ -124,9 +125,9 @@ void BenchModel::release() {
 }
 
 void BenchModel::runOnce() {
-  std::string error;
-  if (!jit->runPrepared(inputs, weights, outputs, error)) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
+  runtime::Result ran = jit->runPrepared(inputs, weights, outputs);
+  if (!ran.ok()) {
+    std::fprintf(stderr, "error: %s\n", ran.message.c_str());
     std::exit(1);
   }
 }

@@ -12,6 +12,7 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace attnc::codegen {
@@ -174,8 +175,22 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
     os << ", const attn_tensor *" << cIdentifier(in.name);
   for (const TensorInfo &out : pipeline.outputs())
     os << ", attn_tensor *" << cIdentifier(out.name);
+  // One entry per runtime dim the inputs and outputs can bind.
+  std::set<std::string> runtimeDims;
+  size_t unnamed = 0;
+  for (const auto *tensors : {&pipeline.inputs(), &pipeline.outputs()})
+    for (const TensorInfo &t : *tensors)
+      for (size_t i = 0; i < t.shape.size(); ++i)
+        if (t.shape[i] >= 0)
+          continue;
+        else if (t.dims[i].empty())
+          ++unnamed;
+        else
+          runtimeDims.insert(t.dims[i]);
+  size_t table = std::max<size_t>(runtimeDims.size() + unnamed, 1);
   os << ") {\n"
-     << "  const char *boundNames[16]; int64_t boundSizes[16]; int bound = 0;\n"
+     << "  const char *boundNames[" << table << "]; int64_t boundSizes["
+     << table << "]; int bound = 0;\n"
      << "  attn_status status;\n"
      << "  int error;\n";
   size_t maxRank = 1;
@@ -250,13 +265,15 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
   return os.str();
 }
 
-bool printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
-                      llvm::raw_ostream &os, std::string &error) {
+mlir::LogicalResult
+printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
+                 llvm::raw_ostream &os,
+                 llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
   llvm::SmallString<128> path;
-  if (llvm::sys::fs::createTemporaryFile("attnc", "stmt", path)) {
-    error = "cannot create a temporary file for the statement";
-    return false;
-  }
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("attnc", "stmt", path))
+    return emitError() << "cannot create a temporary file for the statement: "
+                       << ec.message();
   try {
     pipeline.pipeline().compile_to({{Halide::OutputFileType::stmt,
                                       std::string(path)}},
@@ -264,21 +281,22 @@ bool printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
                                    pipeline.name() + "_kernel", target);
   } catch (const Halide::Error &e) {
     llvm::sys::fs::remove(path);
-    error = std::string("cannot lower model '") + pipeline.name() +
-            "': " + e.what();
-    return false;
+    return emitError() << "internal error: cannot lower model '"
+                       << pipeline.name() << "': " << e.what();
   }
   std::ifstream in(std::string(path.str()));
   std::stringstream text;
   text << in.rdbuf();
   llvm::sys::fs::remove(path);
   os << text.str();
-  return true;
+  return mlir::success();
 }
 
-bool compileAot(ModelPipeline &pipeline, const Halide::Target &target,
-                const std::string &dir, const std::string &name,
-                std::vector<std::string> &written, std::string &error) {
+mlir::LogicalResult
+compileAot(ModelPipeline &pipeline, const Halide::Target &target,
+           const std::string &dir, const std::string &name,
+           std::vector<std::string> &written,
+           llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
   const std::string m = name.empty() ? pipeline.name() : name;
   std::string library = dir + "/lib" + m + ".a";
   std::string kernelHeader = dir + "/" + m + "_kernel.h";
@@ -289,18 +307,15 @@ bool compileAot(ModelPipeline &pipeline, const Halide::Target &target,
          {Halide::OutputFileType::c_header, kernelHeader}},
         pipeline.arguments(), m + "_kernel", target);
   } catch (const Halide::Error &e) {
-    error = "cannot compile model '" + m + "' for target " +
-            target.to_string() + ": " + e.what();
-    return false;
+    return emitError() << "cannot compile model '" << m << "' for target "
+                       << target.to_string() << ": " << e.what();
   }
   std::ofstream out(wrapper);
   out << generateWrapperHeader(pipeline, m);
-  if (!out) {
-    error = "cannot write '" + wrapper + "'";
-    return false;
-  }
+  if (!out)
+    return emitError() << "cannot write '" << wrapper << "'";
   written.insert(written.end(), {library, kernelHeader, wrapper});
-  return true;
+  return mlir::success();
 }
 
 } // namespace attnc::codegen

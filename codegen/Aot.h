@@ -13,6 +13,7 @@
 
 #include "codegen/Codegen.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -21,17 +22,23 @@
 namespace attnc::codegen {
 
 /// Compiles `pipeline` for `target` into `dir`; appends the files written
-/// to `written`. Returns false with `error` set on failure.
+/// to `written`. A failure (Halide's, or a file that cannot be written) is
+/// a diagnostic from `emitError` (at the model).
 /// `name` (a C identifier) names the files and functions; "" means the
 /// model's name.
-bool compileAot(ModelPipeline &pipeline, const Halide::Target &target,
-                const std::string &dir, const std::string &name,
-                std::vector<std::string> &written, std::string &error);
+mlir::LogicalResult
+compileAot(ModelPipeline &pipeline, const Halide::Target &target,
+           const std::string &dir, const std::string &name,
+           std::vector<std::string> &written,
+           llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// Prints Halide's lowered statement of `pipeline` for `target` (the loop
-/// nests the schedule produced); false with `error` set on failure.
-bool printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
-                      llvm::raw_ostream &os, std::string &error);
+/// nests the schedule produced); a failure is a diagnostic from
+/// `emitError`.
+mlir::LogicalResult
+printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
+                 llvm::raw_ostream &os,
+                 llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// The text of <name>.h (exposed for tests).
 std::string generateWrapperHeader(const ModelPipeline &pipeline,

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"
+#include "runtime/Error.h"
 
 #include <Halide.h>
 
@@ -66,20 +67,21 @@ public:
   /// Checks, before anything is allocated, that a run with these shapes
   /// (MLIR order, one per input and output) fits: every buffer the pipeline
   /// stores within Halide's one-buffer limit, and the run within the
-  /// machine's memory. False with a message naming the buffer and its bytes.
-  bool checkResources(const std::vector<std::vector<int64_t>> &inputShapes,
-                      const std::vector<std::vector<int64_t>> &outputShapes,
-                      std::string &error) const;
+  /// machine's memory. ATTN_ERROR_OUT_OF_MEMORY with a message naming the
+  /// buffer and its bytes otherwise.
+  runtime::Result
+  checkResources(const std::vector<std::vector<int64_t>> &inputShapes,
+                 const std::vector<std::vector<int64_t>> &outputShapes) const;
 
   /// Runs the JIT-compiled pipeline. Buffers are in the order of inputs(),
   /// weights() and outputs(), in Halide order (innermost dim first), and
   /// must already have the right shapes (JitModel::prepare checks them).
-  /// Returns false with `error` set when the kernel reports a failure: an
-  /// allocation that failed or exceeds Halide's limits is reported as such
-  /// (a resource error); anything else is an internal error.
-  bool run(const std::vector<Halide::Buffer<float>> &inputs,
-           const std::vector<Halide::Buffer<float>> &weights,
-           std::vector<Halide::Buffer<float>> &outputs, std::string &error);
+  /// When the kernel reports a failure: an allocation that failed or
+  /// exceeds Halide's limits is ATTN_ERROR_OUT_OF_MEMORY; anything else is
+  /// ATTN_ERROR_RUNTIME with a message that says it is an internal error.
+  runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
+                      const std::vector<Halide::Buffer<float>> &weights,
+                      std::vector<Halide::Buffer<float>> &outputs);
 
 private:
   ModelPipeline();

@@ -165,9 +165,9 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
                               : Expr(0.0f));
   RDom r(0, gemm.depth, "k");
   // The staged left operand, panel[batch..., row, k]: one row block on CPU
-  // (see stageLhs), one reduction step in GPU shared memory.
+  // (stage_lhs), one reduction step in GPU shared memory.
   bool shared = gpuTiled && attr.getShared();
-  bool stageLhs = blocked ? gemm.stageLhs : shared;
+  bool stageLhs = blocked ? attr.getStageLhs() : shared;
   Func panel(out.func.name() + "_lhs");
   std::vector<Var> panelVars = makeVars(rank, "l");
   // A GPU step stages whole split_k-deep panels: the last step's panel
@@ -190,8 +190,8 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
            gemm.rhs(Index(rhsVars.begin(), rhsVars.end() - 2),
                     panelDepth(rhsVars[rank - 2]),
                     clamp(rhsVars[rank - 1], 0, gemm.cols - 1)));
-  bool packRhs = blocked && gemm.packRhs;
-  // The packed right operand, packed(ci, k, co) (Halide order; see packRhs).
+  bool packRhs = blocked && attr.getPackRhs();
+  // The packed right operand, packed(ci, k, co) (Halide order; pack_rhs).
   Func packed(out.func.name() + "_rhs");
   Var pci("pci"), pk("pk"), pco("pco");
   if (packRhs)

@@ -61,15 +61,6 @@ struct GemmOperands {
   std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
                              const Halide::Expr &col, const Halide::Expr &x)>
       epilogue;
-  /// Compute the left operand one block of rows at a time, in the row
-  /// block's loop, before the register tiles read it (a fused prologue:
-  /// each element is computed once instead of once per column tile).
-  bool stageLhs = false;
-  /// The right operand is the same for every batch entry (a weight): pack
-  /// it once per run into column panels of one tile's width,
-  /// [cols / tile x][depth][tile x], so that a panel is contiguous (rows of
-  /// a power-of-two stride would map it to a few cache sets).
-  bool packRhs = false;
   /// Initial value (e.g. a bias); zero when unset.
   std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
                              const Halide::Expr &col)>
@@ -77,7 +68,11 @@ struct GemmOperands {
 };
 
 /// Defines `out.func` over `vars` (MLIR order, last two = row, col) as the
-/// product and schedules it (materialised at root).
+/// product and schedules it (materialised at root) as the op's schedule
+/// says, including its CPU staging: `stage_lhs` computes the left operand
+/// one row block at a time in the row block's loop, `pack_rhs` packs the
+/// right operand (which then must not depend on the batch index) once per
+/// run into column panels [cols / tile x][depth][tile x].
 void defineGemm(Lowering &lowering, HTensor &out,
                 const std::vector<Halide::Var> &vars, const GemmOperands &gemm);
 

@@ -27,27 +27,30 @@ JitModel::create(std::unique_ptr<ModelPipeline> pipeline, mlir::func::FuncOp fun
   return model;
 }
 
-bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
-                       TensorMap &outputs, std::string &error) const {
+runtime::Result JitModel::prepare(const TensorMap &inputs,
+                                  const TensorMap &weights,
+                                  TensorMap &outputs) const {
+  using runtime::Result;
   std::map<std::string, std::pair<int64_t, std::string>> bound; // dim -> size, from
   for (const TensorInfo &info : model->inputs()) {
     auto it = inputs.find(info.name);
     if (it == inputs.end()) {
-      error = "missing input '" + info.name + "' with shape " +
-              info.shapeString();
-      return false;
+      return Result::error(ATTN_ERROR_MISSING, "missing input '" + info.name +
+                                                   "' with shape " +
+                                                   info.shapeString());
     }
     const HostTensor &t = it->second;
     bool ok = t.shape.size() == info.shape.size();
     for (size_t i = 0; ok && i < info.shape.size(); ++i)
       ok = info.shape[i] < 0 ? t.shape[i] >= 1 : t.shape[i] == info.shape[i];
     if (!ok) {
-      error = "input '" + info.name + "' has shape " + t.shapeString() +
-              " but the model expects " + info.shapeString();
+      std::string message = "input '" + info.name + "' has shape " +
+                            t.shapeString() + " but the model expects " +
+                            info.shapeString();
       for (int64_t size : t.shape)
         if (size == 0)
-          error += " (a dimension of size 0 is not allowed)";
-      return false;
+          message += " (a dimension of size 0 is not allowed)";
+      return Result::error(ATTN_ERROR_SHAPE, message);
     }
     for (size_t i = 0; i < info.shape.size(); ++i) {
       if (info.shape[i] >= 0)
@@ -55,11 +58,12 @@ bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
       auto [entry, inserted] =
           bound.emplace(info.dims[i], std::make_pair(t.shape[i], info.name));
       if (!inserted && entry->second.first != t.shape[i]) {
-        error = "runtime dim '" + info.dims[i] + "' is " +
+        return Result::error(
+            ATTN_ERROR_SHAPE,
+            "runtime dim '" + info.dims[i] + "' is " +
                 std::to_string(entry->second.first) + " in input '" +
                 entry->second.second + "' but " + std::to_string(t.shape[i]) +
-                " in input '" + info.name + "'";
-        return false;
+                " in input '" + info.name + "'");
       }
     }
   }
@@ -71,24 +75,23 @@ bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
       std::string names;
       for (const TensorInfo &info : model->inputs())
         names += (names.empty() ? "" : ", ") + info.name;
-      error = "unknown input '" + entry.first + "'; the model's inputs are " +
-              names;
-      return false;
+      return Result::error(ATTN_ERROR_ARGUMENT,
+                           "unknown input '" + entry.first +
+                               "'; the model's inputs are " + names);
     }
   }
   for (const TensorInfo &info : model->weights()) {
     auto it = weights.find(info.name);
     if (it == weights.end()) {
-      error = "missing weight '" + info.name + "' with shape " +
-              info.shapeString();
-      return false;
+      return Result::error(ATTN_ERROR_MISSING, "missing weight '" + info.name +
+                                                   "' with shape " +
+                                                   info.shapeString());
     }
-    if (it->second.shape != info.shape) {
-      error = "weight '" + info.name + "' has shape " +
-              it->second.shapeString() + " but the model expects " +
-              info.shapeString();
-      return false;
-    }
+    if (it->second.shape != info.shape)
+      return Result::error(ATTN_ERROR_SHAPE,
+                           "weight '" + info.name + "' has shape " +
+                               it->second.shapeString() +
+                               " but the model expects " + info.shapeString());
   }
   std::vector<std::vector<int64_t>> inputShapes, outputShapes;
   for (const TensorInfo &info : model->inputs())
@@ -101,22 +104,23 @@ bool JitModel::prepare(const TensorMap &inputs, const TensorMap &weights,
         continue;
       }
       auto it = bound.find(info.dims[i]);
-      if (it == bound.end()) {
-        error = "cannot size output '" + info.name + "': runtime dim '" +
-                info.dims[i] + "' is not the size of any input";
-        return false;
-      }
+      if (it == bound.end())
+        return Result::error(ATTN_ERROR_SHAPE,
+                             "cannot size output '" + info.name +
+                                 "': runtime dim '" + info.dims[i] +
+                                 "' is not the size of any input");
       shape.push_back(it->second.first);
     }
     outputShapes.push_back(shape);
   }
   // Sizes first: nothing is allocated for a run that cannot fit.
-  if (!model->checkResources(inputShapes, outputShapes, error))
-    return false;
+  Result fits = model->checkResources(inputShapes, outputShapes);
+  if (!fits.ok())
+    return fits;
   outputs.clear();
   for (size_t i = 0; i < outputShapes.size(); ++i)
     outputs[model->outputs()[i].name] = HostTensor(outputShapes[i]);
-  return true;
+  return Result::success();
 }
 
 /// A Halide view (innermost dim first) of a C-order host tensor.
@@ -125,8 +129,9 @@ static Halide::Buffer<float> view(const HostTensor &t) {
   return Halide::Buffer<float>(const_cast<float *>(t.data.data()), sizes);
 }
 
-bool JitModel::runPrepared(const TensorMap &inputs, const TensorMap &weights,
-                           TensorMap &outputs, std::string &error) {
+runtime::Result JitModel::runPrepared(const TensorMap &inputs,
+                                      const TensorMap &weights,
+                                      TensorMap &outputs) {
   std::vector<Halide::Buffer<float>> in, w, out;
   for (const TensorInfo &info : model->inputs())
     in.push_back(view(inputs.at(info.name)));
@@ -134,13 +139,13 @@ bool JitModel::runPrepared(const TensorMap &inputs, const TensorMap &weights,
     w.push_back(view(weights.at(info.name)));
   for (const TensorInfo &info : model->outputs())
     out.push_back(view(outputs.at(info.name)));
-  return model->run(in, w, out, error);
+  return model->run(in, w, out);
 }
 
-bool JitModel::run(const TensorMap &inputs, const TensorMap &weights,
-                   TensorMap &outputs, std::string &error) {
-  return prepare(inputs, weights, outputs, error) &&
-         runPrepared(inputs, weights, outputs, error);
+runtime::Result JitModel::run(const TensorMap &inputs, const TensorMap &weights,
+                              TensorMap &outputs) {
+  runtime::Result prepared = prepare(inputs, weights, outputs);
+  return prepared.ok() ? runPrepared(inputs, weights, outputs) : prepared;
 }
 
 static uint64_t mix(uint64_t seed, const std::string &name) {
@@ -187,9 +192,10 @@ TensorMap randomWeights(const std::vector<TensorInfo> &weights, uint64_t seed) {
   return result;
 }
 
-bool inputShapes(const std::vector<TensorInfo> &inputs,
-                 const std::map<std::string, int64_t> &dims,
-                 std::vector<std::vector<int64_t>> &shapes, std::string &error) {
+runtime::Result inputShapes(const std::vector<TensorInfo> &inputs,
+                            const std::map<std::string, int64_t> &dims,
+                            std::vector<std::vector<int64_t>> &shapes) {
+  using runtime::Result;
   shapes.clear();
   for (const TensorInfo &info : inputs) {
     std::vector<int64_t> shape;
@@ -199,23 +205,24 @@ bool inputShapes(const std::vector<TensorInfo> &inputs,
         continue;
       }
       auto it = dims.find(info.dims[i]);
-      if (it == dims.end()) {
-        error = "input '" + info.name + "' has runtime dim '" + info.dims[i] +
-                "'; give its size with --dim " + info.dims[i] + "=<size>";
-        return false;
-      }
-      if (it->second < 1) {
-        error = "runtime dim '" + info.dims[i] + "' must be at least 1, not " +
-                std::to_string(it->second);
-        return false;
-      }
+      if (it == dims.end())
+        return Result::error(ATTN_ERROR_ARGUMENT,
+                             "input '" + info.name + "' has runtime dim '" +
+                                 info.dims[i] + "'; give its size with --dim " +
+                                 info.dims[i] + "=<size>");
+      if (it->second < 1)
+        return Result::error(ATTN_ERROR_ARGUMENT,
+                             "runtime dim '" + info.dims[i] +
+                                 "' must be at least 1, not " +
+                                 std::to_string(it->second));
       shape.push_back(it->second);
     }
-    if (!checkBufferSize("input '" + info.name + "'", shape, error))
-      return false;
+    Result fits = checkBufferSize("input '" + info.name + "'", shape);
+    if (!fits.ok())
+      return fits;
     shapes.push_back(shape);
   }
-  return true;
+  return Result::success();
 }
 
 } // namespace attnc::codegen

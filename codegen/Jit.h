@@ -38,19 +38,22 @@ public:
 
   ModelPipeline &pipeline() { return *model; }
 
-  /// Binds runtime dims from the inputs and allocates the outputs; returns
-  /// false with a message naming the tensor and both shapes on a mismatch.
-  bool prepare(const TensorMap &inputs, const TensorMap &weights,
-               TensorMap &outputs, std::string &error) const;
+  /// Binds runtime dims from the inputs and allocates the outputs. The
+  /// runtime's statuses: ATTN_ERROR_MISSING for a missing input or weight,
+  /// ATTN_ERROR_ARGUMENT for an unknown input, ATTN_ERROR_SHAPE with the
+  /// tensor and both shapes on a mismatch, ATTN_ERROR_OUT_OF_MEMORY for a
+  /// run that cannot fit (checkResources).
+  runtime::Result prepare(const TensorMap &inputs, const TensorMap &weights,
+                          TensorMap &outputs) const;
 
-  /// Runs on tensors already checked by prepare(); false with `error` set
-  /// if the kernel fails.
-  bool runPrepared(const TensorMap &inputs, const TensorMap &weights,
-                   TensorMap &outputs, std::string &error);
+  /// Runs on tensors already checked by prepare(); a kernel's failure as
+  /// ModelPipeline::run reports it.
+  runtime::Result runPrepared(const TensorMap &inputs,
+                              const TensorMap &weights, TensorMap &outputs);
 
   /// prepare() + runPrepared().
-  bool run(const TensorMap &inputs, const TensorMap &weights,
-           TensorMap &outputs, std::string &error);
+  runtime::Result run(const TensorMap &inputs, const TensorMap &weights,
+                      TensorMap &outputs);
 
 private:
   std::unique_ptr<ModelPipeline> model;
@@ -68,11 +71,12 @@ HostTensor randomTensor(const std::vector<int64_t> &shape, uint64_t seed,
                         const std::string &name);
 
 /// Shapes of the inputs with runtime dims bound from `dims` (`n` -> 1024);
-/// false with a message when a runtime dim is missing from `dims` or an
-/// input would exceed the limits of one buffer (Resources.h).
-bool inputShapes(const std::vector<TensorInfo> &inputs,
-                 const std::map<std::string, int64_t> &dims,
-                 std::vector<std::vector<int64_t>> &shapes, std::string &error);
+/// ATTN_ERROR_ARGUMENT when a runtime dim is missing from `dims` or below
+/// 1, ATTN_ERROR_OUT_OF_MEMORY when an input would exceed the limits of one
+/// buffer (Resources.h).
+runtime::Result inputShapes(const std::vector<TensorInfo> &inputs,
+                            const std::map<std::string, int64_t> &dims,
+                            std::vector<std::vector<int64_t>> &shapes);
 
 } // namespace attnc::codegen
 

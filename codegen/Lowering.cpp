@@ -110,10 +110,8 @@ LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
                                        const std::vector<Var> &vars,
                                        bool fuseRows) {
   mlir::attn::ScheduleAttr attr = schedule();
-  if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined) {
-    tensor.inlined = true;
+  if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined)
     return LoopLevel::inlined(); // computed inside its kernel's anchor
-  }
   tensor.materialized = true;
   if (vars.empty()) { // a scalar: no loops to schedule
     tensor.func.compute_root();
@@ -708,9 +706,9 @@ void ModelPipeline::compileJit(const Target &target) {
   impl->compiled = true;
 }
 
-bool ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
-                        const std::vector<Buffer<float>> &weights,
-                        std::vector<Buffer<float>> &outputs, std::string &error) {
+runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
+                                   const std::vector<Buffer<float>> &weights,
+                                   std::vector<Buffer<float>> &outputs) {
   Lowering &lowering = impl->lowering;
   for (size_t i = 0; i < inputs.size(); ++i)
     lowering.inputParams[i].set(inputs[i]);
@@ -728,44 +726,47 @@ bool ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
     // failed allocation.
     std::string what = e.what();
     if (size_t bytes = BufferPool::instance().takeFailedBytes())
-      error = "out of memory: the kernel of model '" + impl->name +
-              "' could not allocate " + formatBytes(int64_t(bytes));
-    else if (what.find("exceeds the maximum size") != std::string::npos)
-      error = "the kernel of model '" + impl->name +
+      return runtime::Result::error(
+          ATTN_ERROR_OUT_OF_MEMORY, "out of memory: the kernel of model '" +
+                                        impl->name + "' could not allocate " +
+                                        formatBytes(int64_t(bytes)));
+    if (what.find("exceeds the maximum size") != std::string::npos)
+      return runtime::Result::error(
+          ATTN_ERROR_OUT_OF_MEMORY,
+          "the kernel of model '" + impl->name +
               "' needs a buffer larger than Halide 14 allows (2^31 - 1 "
-              "bytes): " + what;
-    else
-      error = std::string("internal error: the kernel of model '") +
-              impl->name + "' failed (a bug in attnc; please report it): " +
-              what;
-    return false;
+              "bytes): " + what);
+    return runtime::Result::error(
+        ATTN_ERROR_RUNTIME,
+        "internal error: the kernel of model '" + impl->name +
+            "' failed (a bug in attnc; please report it): " + what);
   }
-  return true;
+  return runtime::Result::success();
 }
 
-bool ModelPipeline::checkResources(
+runtime::Result ModelPipeline::checkResources(
     const std::vector<std::vector<int64_t>> &inputShapes,
-    const std::vector<std::vector<int64_t>> &outputShapes,
-    std::string &error) const {
+    const std::vector<std::vector<int64_t>> &outputShapes) const {
   const Lowering &lowering = impl->lowering;
   int64_t ioBytes = 0;
+  runtime::Result fits;
   auto add = [&](const std::string &what, const std::vector<int64_t> &shape) {
-    if (!checkBufferSize(what, shape, error))
-      return false;
-    ioBytes += f32Bytes(shape); // each < 2^31, and at most a few thousand
-    return true;
+    fits = checkBufferSize(what, shape);
+    if (fits.ok())
+      ioBytes += f32Bytes(shape); // each < 2^31, and at most a few thousand
+    return fits.ok();
   };
   for (size_t i = 0; i < inputShapes.size(); ++i)
     if (!add("input '" + lowering.inputs[i].name + "'", inputShapes[i]))
-      return false;
+      return fits;
   for (const TensorInfo &weight : lowering.weights)
     if (!add("weight '" + weight.name + "'", weight.shape))
-      return false;
+      return fits;
   for (size_t i = 0; i < outputShapes.size(); ++i)
     if (!add("output '" + lowering.outputs[i].name + "'", outputShapes[i]))
-      return false;
+      return fits;
   return checkStoredBuffers(lowering.stored, lowering.inputParams, inputShapes,
-                            ioBytes, error);
+                            ioBytes);
 }
 
 } // namespace attnc::codegen

@@ -30,7 +30,6 @@ struct HTensor {
   Halide::Func func;
   std::vector<Halide::Expr> extents;
   bool materialized = false; ///< Has its own schedule (not inlined).
-  bool inlined = false; ///< Computed inside its consumers (compute = inline).
 
   size_t rank() const { return extents.size(); }
   /// Calls the Func at an MLIR-order index.

@@ -43,10 +43,6 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
       return bias.at({col});
     };
   }
-  // A fused prologue (the left operand computed inside this kernel) is
-  // staged one row block at a time.
-  gemm.stageLhs = a.inlined;
-  gemm.packRhs = b.rank() == 2;
   // A fused epilogue: the activation, or the residual added, after the
   // product.
   if (mlir::Operation *user = lowering.epilogueOf(result.getDefiningOp())) {

@@ -34,45 +34,42 @@ static std::string shapeText(const std::vector<int64_t> &shape) {
   return out + "]";
 }
 
-bool checkBufferSize(const std::string &what, const std::vector<int64_t> &shape,
-                     std::string &error) {
+runtime::Result checkBufferSize(const std::string &what,
+                                const std::vector<int64_t> &shape) {
+  auto tooLarge = [&](const std::string &why) {
+    return runtime::Result::error(ATTN_ERROR_OUT_OF_MEMORY,
+                                  what + " " + shapeText(shape) + why);
+  };
   for (int64_t size : shape)
-    if (size > kMaxExtent) {
-      error = what + " " + shapeText(shape) + " has an axis of " +
-              std::to_string(size) + " elements; an axis is limited to " +
-              std::to_string(kMaxExtent);
-      return false;
-    }
+    if (size > kMaxExtent)
+      return tooLarge(" has an axis of " + std::to_string(size) +
+                      " elements; an axis is limited to " +
+                      std::to_string(kMaxExtent));
   int64_t bytes = f32Bytes(shape);
-  if (bytes < 0) {
-    error = what + " " + shapeText(shape) +
-            " has more elements than a 64-bit count holds";
-    return false;
-  }
-  if (bytes > kMaxBufferBytes) {
-    error = what + " " + shapeText(shape) + " needs " + formatBytes(bytes) +
-            "; one buffer is limited to " + std::to_string(kMaxBufferBytes) +
-            " bytes (Halide 14 without large buffers)";
-    return false;
-  }
-  return true;
+  if (bytes < 0)
+    return tooLarge(" has more elements than a 64-bit count holds");
+  if (bytes > kMaxBufferBytes)
+    return tooLarge(" needs " + formatBytes(bytes) +
+                    "; one buffer is limited to " +
+                    std::to_string(kMaxBufferBytes) +
+                    " bytes (Halide 14 without large buffers)");
+  return runtime::Result::success();
 }
 
-bool parseDimSize(const std::string &spec, const std::string &text,
-                  int64_t &size, std::string &error) {
+runtime::Result parseDimSize(const std::string &spec, const std::string &text,
+                             int64_t &size) {
   size = 0;
   bool ok = !text.empty() && text.size() <= 10;
   for (char c : text)
     ok = ok && c >= '0' && c <= '9';
   if (ok)
     size = std::stoll(text);
-  if (!ok || size < 1 || size > kMaxExtent) {
-    error = "invalid size in --dim " + spec +
-            ": a runtime dim is an integer from 1 to " +
-            std::to_string(kMaxExtent);
-    return false;
-  }
-  return true;
+  if (!ok || size < 1 || size > kMaxExtent)
+    return runtime::Result::error(
+        ATTN_ERROR_ARGUMENT, "invalid size in --dim " + spec +
+                                 ": a runtime dim is an integer from 1 to " +
+                                 std::to_string(kMaxExtent));
+  return runtime::Result::success();
 }
 
 /// The value of `extent` with the inputs' extents bound, or -1 when it is
@@ -85,10 +82,11 @@ static int64_t evaluateExtent(const Halide::Expr &extent,
   return constant ? *constant : -1;
 }
 
-bool checkStoredBuffers(const std::vector<StoredBuffer> &stored,
-                        const std::vector<Halide::ImageParam> &inputParams,
-                        const std::vector<std::vector<int64_t>> &inputShapes,
-                        int64_t ioBytes, std::string &error) {
+runtime::Result
+checkStoredBuffers(const std::vector<StoredBuffer> &stored,
+                   const std::vector<Halide::ImageParam> &inputParams,
+                   const std::vector<std::vector<int64_t>> &inputShapes,
+                   int64_t ioBytes) {
   std::map<std::string, Halide::Expr> bound;
   for (size_t i = 0; i < inputParams.size() && i < inputShapes.size(); ++i) {
     const std::vector<int64_t> &shape = inputShapes[i];
@@ -106,21 +104,22 @@ bool checkStoredBuffers(const std::vector<StoredBuffer> &stored,
     }
     if (!known)
       continue; // checked by Halide when it allocates
-    if (!checkBufferSize("buffer '" + buffer.name + "' (the result of " +
-                             buffer.origin + ")",
-                         shape, error))
-      return false;
+    runtime::Result fits = checkBufferSize(
+        "buffer '" + buffer.name + "' (the result of " + buffer.origin + ")",
+        shape);
+    if (!fits.ok())
+      return fits;
     largest = std::max(largest, f32Bytes(shape));
   }
   int64_t memory = physicalMemoryBytes();
-  if (memory > 0 && ioBytes + largest > memory) {
-    error = "the run needs at least " + formatBytes(ioBytes + largest) +
+  if (memory > 0 && ioBytes + largest > memory)
+    return runtime::Result::error(
+        ATTN_ERROR_OUT_OF_MEMORY,
+        "the run needs at least " + formatBytes(ioBytes + largest) +
             " (inputs, weights and outputs: " + formatBytes(ioBytes) +
             "; largest stored buffer: " + formatBytes(largest) +
-            "), more than this machine's memory, " + formatBytes(memory);
-    return false;
-  }
-  return true;
+            "), more than this machine's memory, " + formatBytes(memory));
+  return runtime::Result::success();
 }
 
 } // namespace attnc::codegen

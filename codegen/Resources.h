@@ -11,6 +11,7 @@
 #ifndef ATTNC_CODEGEN_RESOURCES_H
 #define ATTNC_CODEGEN_RESOURCES_H
 
+#include "runtime/Error.h"
 #include "runtime/Tensor.h"
 
 #include <Halide.h>
@@ -37,15 +38,16 @@ std::string formatBytes(int64_t bytes);
 int64_t physicalMemoryBytes();
 
 /// Checks one buffer of `shape` against kMaxExtent and kMaxBufferBytes;
-/// false with a message naming `what` (e.g. "input 'x'") and the bytes.
-bool checkBufferSize(const std::string &what, const std::vector<int64_t> &shape,
-                     std::string &error);
+/// ATTN_ERROR_OUT_OF_MEMORY with a message naming `what` (e.g. "input 'x'")
+/// and the bytes otherwise.
+runtime::Result checkBufferSize(const std::string &what,
+                                const std::vector<int64_t> &shape);
 
 /// Parses a runtime dim's size given on the command line (`--dim n=SIZE`):
-/// decimal digits only, 1 <= size <= kMaxExtent. False with a message that
-/// quotes `spec` otherwise.
-bool parseDimSize(const std::string &spec, const std::string &text,
-                  int64_t &size, std::string &error);
+/// decimal digits only, 1 <= size <= kMaxExtent. ATTN_ERROR_ARGUMENT with a
+/// message that quotes `spec` otherwise.
+runtime::Result parseDimSize(const std::string &spec, const std::string &text,
+                             int64_t &size);
 
 struct StoredBuffer;
 
@@ -53,12 +55,13 @@ struct StoredBuffer;
 /// buffer (its extents evaluated with the inputs' extents `inputShapes`,
 /// MLIR order, bound to `inputParams`) within the one-buffer limit, and
 /// `ioBytes` (inputs, weights and outputs) plus the largest stored buffer
-/// within the machine's physical memory. False with a message naming the
-/// buffer, the op it holds and the bytes.
-bool checkStoredBuffers(const std::vector<StoredBuffer> &stored,
-                        const std::vector<Halide::ImageParam> &inputParams,
-                        const std::vector<std::vector<int64_t>> &inputShapes,
-                        int64_t ioBytes, std::string &error);
+/// within the machine's physical memory. ATTN_ERROR_OUT_OF_MEMORY with a
+/// message naming the buffer, the op it holds and the bytes otherwise.
+runtime::Result
+checkStoredBuffers(const std::vector<StoredBuffer> &stored,
+                   const std::vector<Halide::ImageParam> &inputParams,
+                   const std::vector<std::vector<int64_t>> &inputShapes,
+                   int64_t ioBytes);
 
 } // namespace attnc::codegen
 

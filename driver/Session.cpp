@@ -27,15 +27,23 @@ void prepareContext(mlir::MLIRContext &context) {
 
 Session::Session(SessionOptions options, llvm::raw_ostream &diagOS)
     : opts(std::move(options)), diagOS(diagOS),
-      ctx(std::make_unique<mlir::MLIRContext>()) {
+      ctx(std::make_unique<mlir::MLIRContext>()),
+      irSourceMgr(std::make_unique<llvm::SourceMgr>()) {
   prepareContext(*ctx);
+  // Until a source is loaded, diagnostics have no source lines to show.
+  handler = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
+      *irSourceMgr, ctx.get(), diagOS);
 }
 
 Session::~Session() = default;
 
 bool Session::error(const llvm::Twine &message) {
-  diagOS << "error: " << message << "\n";
+  mlir::emitError(mlir::UnknownLoc::get(ctx.get())) << message;
   return false;
+}
+
+std::function<mlir::InFlightDiagnostic()> Session::errorAtModel() {
+  return [this] { return selected.emitError(); };
 }
 
 bool Session::loadFile(const std::string &path) {
@@ -62,11 +70,9 @@ bool Session::imported(dsl::FrontendResult result) {
 }
 
 bool Session::loadIR(llvm::StringRef text, llvm::StringRef bufferName) {
-  irSourceMgr = std::make_unique<llvm::SourceMgr>();
   irSourceMgr->AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
-  handler = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
-      *irSourceMgr, ctx.get(), diagOS);
+  // The constructor's handler shows this buffer's lines from now on.
   mlir::OwningOpRef<mlir::ModuleOp> parsed =
       mlir::parseSourceFile<mlir::ModuleOp>(*irSourceMgr, ctx.get());
   if (!parsed)
@@ -175,20 +181,15 @@ bool Session::compileAot(const std::string &outputDir, const std::string &name,
                          std::vector<std::string> &written) {
   if (!runTo(Stage::Pipeline) || !built)
     return false;
-  std::string message;
-  if (!codegen::compileAot(*built, targetModel.halide(), outputDir, name, written,
-                           message))
-    return error(message);
-  return true;
+  return mlir::succeeded(codegen::compileAot(
+      *built, targetModel.halide(), outputDir, name, written, errorAtModel()));
 }
 
 bool Session::printStmt(llvm::raw_ostream &os) {
   if (!runTo(Stage::Pipeline) || !built)
     return false;
-  std::string message;
-  if (!codegen::printLoweredStmt(*built, targetModel.halide(), os, message))
-    return message.empty() ? false : error(message);
-  return true;
+  return mlir::succeeded(codegen::printLoweredStmt(
+      *built, targetModel.halide(), os, errorAtModel()));
 }
 
 mlir::func::FuncOp findModel(mlir::ModuleOp module, llvm::StringRef name) {

@@ -32,6 +32,8 @@
 
 #include <Halide.h>
 
+#include <functional>
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,6 +65,7 @@ enum class Stage {
 /// (`strategy = naive`: every stage at root, serial, scalar); a policy of
 /// the scheduling pass (passes/Passes.h), not of codegen.
 using mlir::attn::parseSchedulePolicy;
+using mlir::attn::unknownSchedulePolicy;
 using mlir::attn::SchedulePolicy;
 
 /// What a session compiles for.
@@ -139,7 +142,10 @@ public:
 private:
   bool imported(dsl::FrontendResult result);
   bool loaded(mlir::OwningOpRef<mlir::ModuleOp> ir);
+  /// Reports a session-level error (no source location); false.
   bool error(const llvm::Twine &message);
+  /// Emits errors at the selected model (codegen's compile steps).
+  std::function<mlir::InFlightDiagnostic()> errorAtModel();
   bool select();
   bool lower();
   bool schedule();

@@ -42,7 +42,8 @@ static int64_t fitPowerOf2(int64_t limit, int64_t extent) {
 
 ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
                                             const TargetModel &target, int64_t m,
-                                            int64_t n, int64_t k) {
+                                            int64_t n, int64_t k, bool fusedLhs,
+                                            bool sharedRhs) {
   ScheduleParams p;
   p.strategy = Strategy::gemm;
   if (target.isGpu()) {
@@ -85,6 +86,11 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
   // A parallel task computes 16 rows of tiles: a block of the left operand
   // then stays in L1 while the task sweeps the columns.
   p.rowBlock = kGemmRowTiles * p.tileY;
+  // A prologue staged per row block is computed once per element, not once
+  // per column tile; a packed weight is read as contiguous panels (rows of a
+  // power-of-two stride would map a panel to a few cache sets).
+  p.stageLhs = fusedLhs;
+  p.packRhs = sharedRhs;
   return ScheduleAttr::get(context, p);
 }
 
@@ -204,6 +210,11 @@ ScheduleShape mlir::attn::getScheduleShape(Operation *op) {
   };
   if (auto gemm = dyn_cast<ProductOpInterface>(op)) {
     product(gemm.getProductDepth());
+    Operation *lhs = gemm.getProductLhs().getDefiningOp();
+    shape.fusedLhs =
+        gemm.fusesOperandStages() && lhs && isInlinedMember(lhs);
+    shape.sharedRhs =
+        cast<RankedTensorType>(gemm.getProductRhs().getType()).getRank() == 2;
     return shape;
   }
   if (op->hasTrait<OpTrait::RowwiseStage>()) {
@@ -236,7 +247,7 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
   }
   case ScheduleShape::Product:
     return chooseGemmSchedule(context, target, shape.rows, shape.width,
-                              shape.depth);
+                              shape.depth, shape.fusedLhs, shape.sharedRhs);
   case ScheduleShape::Attention:
     return chooseAttentionSchedule(context, target, shape.width, shape.depth,
                                    shape.chunkMask);

@@ -330,8 +330,11 @@ struct ExpandLayersPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateExpandLayersPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) {
+      getOperation().emitError()
+          << "internal error: attn-expand-layers did not converge";
       return signalPassFailure();
+    }
     // Every layer op must be gone: report the ones that could not be expanded
     // at their .attn location.
     WalkResult result = getOperation().walk([](Operation *op) {

@@ -25,6 +25,11 @@ std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name) {
   return std::nullopt;
 }
 
+std::string unknownSchedulePolicy(llvm::StringRef name) {
+  return ("unknown schedule policy '" + name + "', expected default or naive")
+      .str();
+}
+
 void buildSchedulePipeline(OpPassManager &pm,
                            const SchedulePipelineOptions &options) {
   TilePassOptions tile;

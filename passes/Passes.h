@@ -45,6 +45,9 @@ using attnc::target::TargetModel;
 enum class SchedulePolicy { Default, Naive };
 /// "default" or "naive"; std::nullopt otherwise.
 std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name);
+/// The message for a `name` that parseSchedulePolicy refuses (every tool
+/// that takes a policy says the same).
+std::string unknownSchedulePolicy(llvm::StringRef name);
 
 /// attn-tile for a target already parsed (the compilation session's) with
 /// `policy`; the pass's `target` and `policy` options are not read.
@@ -93,9 +96,13 @@ verifyScheduleFor(ScheduleAttr schedule, const TargetModel &target,
                   Operation *op = nullptr);
 
 /// The cost model's GEMM schedule for a product [m, k] x [k, n] (any extent
-/// may be ShapedType::kDynamic).
+/// may be ShapedType::kDynamic). On a CPU, a left operand computed in the
+/// product's kernel (`fusedLhs`, a prologue) is staged per row block
+/// (stage_lhs), and a right operand that every batch entry shares
+/// (`sharedRhs`, a weight) is packed into panels (pack_rhs).
 ScheduleAttr chooseGemmSchedule(MLIRContext *context, const TargetModel &target,
-                                int64_t m, int64_t n, int64_t k);
+                                int64_t m, int64_t n, int64_t k,
+                                bool fusedLhs = false, bool sharedRhs = false);
 /// The schedule of a row-wise op (elementwise, norm, rope, linear attention)
 /// whose result has rows of `width` elements and `rank` axes.
 ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
@@ -130,6 +137,11 @@ struct ScheduleShape {
   int64_t depth = 0; ///< The reduction: a product's K, attention's keys.
   int64_t rank = 0;  ///< The result's rank.
   bool chunkMask = false; ///< Attention under a chunk mask.
+  /// A product whose left operand is an inlined member of its kernel (a
+  /// prologue its lowering can stage).
+  bool fusedLhs = false;
+  /// A product whose right operand has no batch axes (a weight).
+  bool sharedRhs = false;
 };
 ScheduleShape getScheduleShape(Operation *op);
 
@@ -152,7 +164,8 @@ ScheduleAttr chooseOutputSchedule(MLIRContext *context,
 /// ops take tile x = vector x 1..8 vectors (vector 1 up to the lanes), tile
 /// y 1..8 rows (1..4 for row-wise ops), every unroll dividing them, serial
 /// or parallel rows, and products (`gemm`) split_k 0 or 16..16384 (powers
-/// of two) and row_block 1, 4 or 16 tiles; attention takes `rows` or
+/// of two), row_block 1, 4 or 16 tiles, and stage_lhs and pack_rhs each
+/// off or on (where the op allows them); attention takes `rows` or
 /// `materialized` with each vector and serial or parallel rows, or
 /// `blocked` (up to 4 vectors x 8 rows, 16..512 keys). On
 /// CUDA every op takes power-of-two tiles 1..64 over every power-of-two

@@ -92,8 +92,9 @@ private:
     if (stopped)
       return false;
     auto emitError = [&] { return mlir::emitError(op->getLoc()); };
-    if (failed(verifyScheduleForOp(op, p, emitError)) ||
-        failed(verifyScheduleFor(p, target, emitError, op)))
+    accepted = succeeded(verifyScheduleForOp(op, p, emitError)) &&
+               succeeded(verifyScheduleFor(p, target, emitError, op));
+    if (!accepted)
       return true;
     stopped = !yield(p);
     return !stopped;
@@ -107,7 +108,7 @@ private:
   /// CPU register tiles of `strategy`: tile x = vector * (1..maxAcross
   /// vectors), tile y in 1..maxRows, every unroll dividing them, each
   /// split_k of `splits`, row_block = tile y * each of `rowTiles` (0: none),
-  /// serial or parallel rows.
+  /// serial or parallel rows; for gemm each staging of the operands.
   void cpuTiles(Strategy strategy, int64_t maxAcross, int64_t maxRows,
                 ArrayRef<int64_t> splits, ArrayRef<int64_t> rowTiles) {
     for (int64_t vector : vectors())
@@ -130,7 +131,25 @@ private:
                     p.parallel = parallel;
                     if (!offer(p))
                       return;
+                    if (strategy == Strategy::gemm && accepted &&
+                        !offerStagings(p))
+                      return;
                   }
+  }
+
+  /// The CPU staging variants of an accepted gemm point `p`: stage_lhs,
+  /// pack_rhs, or both. Their rules only add to the point's (the op must
+  /// allow them), so a rejected point has no accepted variant and is not
+  /// varied.
+  bool offerStagings(ScheduleParams p) {
+    for (auto [stageLhs, packRhs] : {std::pair{true, false}, {false, true},
+                                     {true, true}}) {
+      p.stageLhs = stageLhs;
+      p.packRhs = packRhs;
+      if (!offer(p))
+        return false;
+    }
+    return true;
   }
 
   /// GPU tiles of `strategy`: powers of two 1..64 per axis over every
@@ -206,6 +225,8 @@ private:
   const TargetModel &target;
   function_ref<bool(const ScheduleParams &)> yield;
   bool stopped = false;
+  /// Whether the verifier accepted the last point offered.
+  bool accepted = false;
 };
 
 } // namespace

@@ -39,8 +39,7 @@ struct TilePass : attn::impl::TilePassBase<TilePass> {
     std::optional<SchedulePolicy> parsed = parseSchedulePolicy(this->policy);
     if (!parsed)
       return emitError(UnknownLoc::get(context))
-             << "attn-tile: unknown schedule policy '" << this->policy
-             << "', expected default or naive";
+             << "attn-tile: " << unknownSchedulePolicy(this->policy);
     schedulePolicy = *parsed;
     std::string error;
     targetModel = TargetModel::parse(target, error);

@@ -121,7 +121,10 @@ const char *attn_status_string(attn_status status) {
 const char *attn_error_message(void) { return lastErrorMessage.c_str(); }
 
 attn_status attn_set_error(attn_status status, const char *message) {
-  return setError(status, message ? std::string(message) : std::string());
+  // No exception (an allocation that fails) may leave the C API.
+  return guard("attn_set_error", [&] {
+    return setError(status, message ? std::string(message) : std::string());
+  });
 }
 
 attn_status attn_tensor_check(const attn_tensor *t, const char *name,

@@ -303,14 +303,13 @@ private:
 
 } // namespace
 
-bool attnc::runtime::parseJson(std::string_view text, JsonValue &out,
-                               std::string &error) {
+attnc::runtime::Result attnc::runtime::parseJson(std::string_view text,
+                                                 JsonValue &out) {
   out = JsonValue();
-  if (!text.empty() && static_cast<unsigned char>(text[0]) == 0xef) {
+  if (!text.empty() && static_cast<unsigned char>(text[0]) == 0xef)
     // nlohmann skips a UTF-8 byte order mark; safetensors headers have none.
-    error = "unexpected character 0xef at byte 0";
-    return false;
-  }
+    return Result::error(ATTN_ERROR_FORMAT,
+                         "unexpected character 0xef at byte 0");
   TreeBuilder builder(text, out);
   bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &builder,
                                       nlohmann::json::input_format_t::json,
@@ -327,10 +326,12 @@ bool attnc::runtime::parseJson(std::string_view text, JsonValue &out,
     }
   }
   if (!ok) {
-    error = builder.message.empty() ? "invalid JSON" : builder.message;
     out = JsonValue();
+    return Result::error(ATTN_ERROR_FORMAT, builder.message.empty()
+                                                ? "invalid JSON"
+                                                : builder.message);
   }
-  return ok;
+  return Result::success();
 }
 
 void attnc::runtime::appendJsonString(std::string &out, std::string_view text) {

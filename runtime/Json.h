@@ -14,6 +14,8 @@
 #ifndef ATTNC_RUNTIME_JSON_H
 #define ATTNC_RUNTIME_JSON_H
 
+#include "runtime/Error.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -56,11 +58,11 @@ struct JsonValue {
 constexpr int kMaxJsonDepth = 64;
 
 /// Parses \p text as one JSON value surrounded by optional whitespace. On
-/// failure returns false and sets \p error to a lowercase message that
-/// includes the byte offset ("unterminated string at byte 17"), except for
-/// nesting deeper than kMaxJsonDepth ("nesting deeper than 64"). Numbers
-/// beyond the range of a double (1e400) are errors.
-bool parseJson(std::string_view text, JsonValue &out, std::string &error);
+/// failure returns ATTN_ERROR_FORMAT with a lowercase message that includes
+/// the byte offset ("unterminated string at byte 17"), except for nesting
+/// deeper than kMaxJsonDepth ("nesting deeper than 64"). Numbers beyond the
+/// range of a double (1e400) are errors.
+Result parseJson(std::string_view text, JsonValue &out);
 
 /// Appends \p text to \p out as a JSON string literal (quotes included),
 /// escaping quotes, backslashes and control characters.

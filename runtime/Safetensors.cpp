@@ -303,9 +303,9 @@ Result readChecked(ByteSource &source, const std::string &file,
   if (!source.read(8, header.data(), header.size()))
     return fail(ATTN_ERROR_IO, "cannot read the header");
   JsonValue root;
-  std::string jsonError;
-  if (!parseJson(header, root, jsonError))
-    return fail(ATTN_ERROR_FORMAT, "invalid JSON header: " + jsonError);
+  Result parsed = parseJson(header, root);
+  if (!parsed.ok())
+    return fail(parsed.status, "invalid JSON header: " + parsed.message);
 
   uint64_t dataStart = 8 + headerSize;
   HeaderReader reader(file, fileSize - dataStart);

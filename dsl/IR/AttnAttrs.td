@@ -219,6 +219,8 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     | `unroll` | `[x, y]` | `[1, 1]` | unroll factors inside the tile: x counts vectors of tile x, y rows of tile y |
     | `split_k` | i64 | 0 | block of the reduction axis: a product's depth (cache blocking on CPUs, the depth of a GPU step), blocked attention's keys (and queries) per block; 0 = not split |
     | `row_block` | i64 | 0 | `gemm` on a CPU: rows of the result per parallel task and cache block (a multiple of tile y); 0 = not blocked |
+    | `stage_lhs` | bool | false | `gemm` on a CPU: compute the left operand one row block at a time into a buffer before the register tiles read it (a fused prologue is then computed once per element instead of once per column tile; a stored operand is copied) |
+    | `pack_rhs` | bool | false | `gemm` on a CPU: pack a right operand that every batch entry shares (a weight) once per run into column panels of tile x, [columns / tile x][depth][tile x], so that the panel a tile reads is contiguous |
     | `parallel` | bool | false | run the outermost row loop on all threads |
     | `gpu_threads` | `[x, y]` | `[0, 0]` | CUDA threads of a block over the tile; `[0, 0]` = not on a GPU; a block computes one tile, each thread tile / gpu_threads elements (a contiguous register tile in products, interleaved elsewhere) |
     | `shared` | bool | false | GPU staging: per reduction step, the block's split_k-deep operand panels (`gemm`) or its keys' weights and values (`blocked` attention) in shared memory |
@@ -243,9 +245,13 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     tile y), and `row_block` is for `gemm` on CPUs only; `blocked` on a CPU needs a vector register tile
     (tile x, tile y, vector > 1) and split_k a multiple of both tile axes,
     and on a GPU `shared`; `materialized` is for CPUs; `shared` needs
-    `gpu_threads`, `split_k` and `gemm` or `blocked`. Per op
+    `gpu_threads`, `split_k` and `gemm` or `blocked`; `stage_lhs` and
+    `pack_rhs` are for `gemm` on a CPU. Per op
     (verifyScheduleForOp): products take `gemm` or `naive`, attention
-    `rows`, `materialized`, `blocked` or `naive` (on a GPU `blocked` needs
+    `rows`, `materialized`, `blocked` or `naive` (`stage_lhs` needs a
+    product whose lowering stages its left operand: attn.dense and
+    attn.matmul; `pack_rhs` a right operand without batch axes; on a GPU
+    `blocked` needs
     tile x to divide the value columns per head, split_k a multiple of
     gpu_threads x and static query features), every other op `loops` or
     `naive`. These rules hold on every target. A target's budgets (lanes,
@@ -259,8 +265,9 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
 
     ```mlir
     // GEMM on AVX-512: 64 x 6 register tile of 4 x 6 vector accumulators,
-    // 256-deep reduction blocks, 96 rows per parallel task.
-    #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, row_block = 96, parallel = true, compute = root>
+    // 256-deep reduction blocks, 96 rows per parallel task, the weight
+    // packed into 64-column panels.
+    #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, row_block = 96, pack_rhs = true, parallel = true, compute = root>
     // GEMM on CUDA: 16 x 16 threads per 64 x 64 tile (4 x 4 accumulators
     // each), 16-deep operand panels staged in shared memory per step.
     #attn.schedule<strategy = gemm, tile = [64, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>
@@ -281,7 +288,8 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     params)` with a `ScheduleParams` (plain struct, defaults as above),
     `getParams()`, one getter per scalar (`getStrategy()`, `getTileX()`,
     `getTileY()`, `getVector()`, `getUnrollX()`, `getUnrollY()`,
-    `getSplitK()`, `getRowBlock()`, `getParallel()`, `getCompute()`,
+    `getSplitK()`, `getRowBlock()`, `getStageLhs()`, `getPackRhs()`,
+    `getParallel()`, `getCompute()`,
     `getGpuThreadsX()`, `getGpuThreadsY()`, `getShared()`), and `ScheduleAttr::lookup(op)` for the `attn.schedule`
     of an op (null if none).
   }];
@@ -294,6 +302,8 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     "int64_t":$unrollY,
     "int64_t":$splitK,
     "int64_t":$rowBlock,
+    "bool":$stageLhs,
+    "bool":$packRhs,
     "bool":$parallel,
     EnumParameter<Attn_ComputeAt>:$compute,
     "int64_t":$gpuThreadsX,
@@ -304,7 +314,8 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     AttrBuilder<(ins "const ScheduleParams &":$params), [{
       return $_get($_ctxt, params.strategy, params.tileX, params.tileY,
                    params.vector, params.unrollX, params.unrollY,
-                   params.splitK, params.rowBlock, params.parallel,
+                   params.splitK, params.rowBlock, params.stageLhs,
+                   params.packRhs, params.parallel,
                    params.compute, params.gpuThreadsX, params.gpuThreadsY,
                    params.shared);
     }]>

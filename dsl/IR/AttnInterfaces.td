@@ -49,12 +49,21 @@ def Attn_ProductOpInterface : OpInterface<"ProductOpInterface"> {
   }];
   let methods = [
     InterfaceMethod<
+      "The left operand: [batch..., rows, depth] in the product's terms "
+      "(attn.chunk_state reads its keys transposed).",
+      "::mlir::Value", "getProductLhs">,
+    InterfaceMethod<
+      "The right operand: [batch..., depth, columns], or [depth, columns] "
+      "when every batch entry shares it (a weight; `pack_rhs` packs it).",
+      "::mlir::Value", "getProductRhs">,
+    InterfaceMethod<
       "The length of the reduction axis (ShapedType::kDynamic if unknown).",
       "int64_t", "getProductDepth">,
     InterfaceMethod<
       "Whether the product's lowering can compute an elementwise producer of "
       "its left operand inside its panels (a prologue) and an activation or "
-      "residual add in its output stage (an epilogue).",
+      "residual add in its output stage (an epilogue); such a product may "
+      "stage its left operand per row block (`stage_lhs`).",
       "bool", "fusesOperandStages">,
   ];
 }

@@ -241,13 +241,21 @@ static int64_t extentOf(Value value, int64_t axis) {
   return type.getShape()[axis < 0 ? type.getRank() + axis : axis];
 }
 
+Value DenseOp::getProductLhs() { return getX(); }
+Value DenseOp::getProductRhs() { return getW(); }
 int64_t DenseOp::getProductDepth() { return extentOf(getW(), 0); }
 bool DenseOp::fusesOperandStages() { return true; }
+Value MatmulOp::getProductLhs() { return getA(); }
+Value MatmulOp::getProductRhs() { return getB(); }
 int64_t MatmulOp::getProductDepth() { return extentOf(getA(), -1); }
 bool MatmulOp::fusesOperandStages() { return true; }
 // The chunk form's per-chunk products: [s, e] states over the C tokens of a
 // chunk, [C, e] outputs over s state rows.
+Value ChunkStateOp::getProductLhs() { return getK(); }
+Value ChunkStateOp::getProductRhs() { return getV(); }
 int64_t ChunkStateOp::getProductDepth() { return extentOf(getK(), -2); }
 bool ChunkStateOp::fusesOperandStages() { return false; }
+Value StateApplyOp::getProductLhs() { return getQ(); }
+Value StateApplyOp::getProductRhs() { return getStates(); }
 int64_t StateApplyOp::getProductDepth() { return extentOf(getQ(), -1); }
 bool StateApplyOp::fusesOperandStages() { return false; }

@@ -47,6 +47,8 @@ ScheduleParams ScheduleAttr::getParams() const {
   params.unrollY = getUnrollY();
   params.splitK = getSplitK();
   params.rowBlock = getRowBlock();
+  params.stageLhs = getStageLhs();
+  params.packRhs = getPackRhs();
   params.parallel = getParallel();
   params.compute = getCompute();
   params.gpuThreadsX = getGpuThreadsX();
@@ -68,14 +70,17 @@ enum class Key {
   unroll,
   splitK,
   rowBlock,
+  stageLhs,
+  packRhs,
   parallel,
   gpuThreads,
   shared,
   compute
 };
 constexpr const char *kKeyNames[] = {
-    "strategy", "tile",        "vector", "unroll", "split_k",
-    "row_block", "parallel", "gpu_threads", "shared", "compute"};
+    "strategy",  "tile",     "vector",   "unroll",      "split_k",
+    "row_block", "stage_lhs", "pack_rhs", "parallel", "gpu_threads",
+    "shared",    "compute"};
 constexpr unsigned kNumKeys = sizeof(kKeyNames) / sizeof(kKeyNames[0]);
 } // namespace
 
@@ -136,6 +141,10 @@ static ParseResult parseValue(AsmParser &parser, Key key,
     return parser.parseInteger(params.splitK);
   case Key::rowBlock:
     return parser.parseInteger(params.rowBlock);
+  case Key::stageLhs:
+    return parseBool(parser, "stage_lhs", params.stageLhs);
+  case Key::packRhs:
+    return parseBool(parser, "pack_rhs", params.packRhs);
   case Key::parallel:
     return parseBool(parser, "parallel", params.parallel);
   case Key::gpuThreads:
@@ -150,7 +159,8 @@ static ParseResult parseValue(AsmParser &parser, Key key,
 }
 
 /// Parses `<>` or `<key = value, ...>` with keys strategy, tile, vector,
-/// unroll, split_k, row_block, parallel, gpu_threads, shared and compute,
+/// unroll, split_k, row_block, stage_lhs, pack_rhs, parallel, gpu_threads,
+/// shared and compute,
 /// each at most once.
 Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
   SMLoc start = parser.getCurrentLocation();
@@ -169,7 +179,8 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
         parser.emitError(loc)
             << "unknown schedule parameter '" << name
             << "', expected strategy, tile, vector, unroll, split_k, "
-               "row_block, parallel, gpu_threads, shared or compute";
+               "row_block, stage_lhs, pack_rhs, parallel, gpu_threads, "
+               "shared or compute";
         return {};
       }
       unsigned index = found - std::begin(kKeyNames);
@@ -207,6 +218,10 @@ void ScheduleAttr::print(AsmPrinter &printer) const {
     printer << "split_k = " << getSplitK() << ", ";
   if (getRowBlock() != 0)
     printer << "row_block = " << getRowBlock() << ", ";
+  if (getStageLhs())
+    printer << "stage_lhs = true, ";
+  if (getPackRhs())
+    printer << "pack_rhs = true, ";
   if (getParallel())
     printer << "parallel = true, ";
   if (getGpuThreadsX() != 0 || getGpuThreadsY() != 0)
@@ -242,6 +257,10 @@ static std::string loopParameterOf(const ScheduleParams &p) {
     return ("split_k " + Twine(p.splitK)).str();
   if (p.rowBlock != 0)
     return ("row_block " + Twine(p.rowBlock)).str();
+  if (p.stageLhs)
+    return "stage_lhs = true";
+  if (p.packRhs)
+    return "pack_rhs = true";
   if (p.parallel)
     return "parallel = true";
   if (p.gpuThreadsX != 0 || p.gpuThreadsY != 0)
@@ -313,6 +332,12 @@ ScheduleAttr::verifyParams(function_ref<InFlightDiagnostic()> emitError,
   if (p.rowBlock != 0 && (p.strategy != Strategy::gemm || onGpu))
     return emitError() << "schedule row_block is for strategy = gemm on a "
                           "CPU";
+  for (auto [name, set] : {std::pair<const char *, bool>{"stage_lhs",
+                                                         p.stageLhs},
+                           {"pack_rhs", p.packRhs}})
+    if (set && (p.strategy != Strategy::gemm || onGpu))
+      return emitError() << "schedule " << name
+                         << " = true is for strategy = gemm on a CPU";
   if (p.strategy == Strategy::gemm && !onGpu) {
     if (p.rowBlock == 0 || p.rowBlock % p.tileY != 0)
       return emitError() << "schedule strategy = gemm on a CPU needs "
@@ -396,6 +421,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t tileY, int64_t vector,
                                    int64_t unrollX, int64_t unrollY,
                                    int64_t splitK, int64_t rowBlock,
+                                   bool stageLhs, bool packRhs,
                                    bool parallel, ComputeAt compute,
                                    int64_t gpuThreadsX, int64_t gpuThreadsY,
                                    bool shared) {
@@ -408,6 +434,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   params.unrollY = unrollY;
   params.splitK = splitK;
   params.rowBlock = rowBlock;
+  params.stageLhs = stageLhs;
+  params.packRhs = packRhs;
   params.parallel = parallel;
   params.compute = compute;
   params.gpuThreadsX = gpuThreadsX;
@@ -443,6 +471,19 @@ mlir::attn::verifyScheduleForOp(Operation *op, const ScheduleParams &schedule,
                          << (product     ? "gemm or naive"
                              : attention ? "rows, materialized, blocked or naive"
                                          : "loops or naive");
+  }
+  // CPU staging of a product's operands.
+  if (auto product = dyn_cast<ProductOpInterface>(op)) {
+    if (schedule.stageLhs && !product.fusesOperandStages())
+      return emitError() << "schedule stage_lhs = true: '" << op->getName()
+                         << "' does not stage its left operand (attn.dense "
+                            "and attn.matmul do)";
+    auto rhs = cast<RankedTensorType>(product.getProductRhs().getType());
+    if (schedule.packRhs && rhs.getRank() != 2)
+      return emitError() << "schedule pack_rhs = true packs a right operand "
+                            "that every batch entry shares, but the right "
+                            "operand of '"
+                         << op->getName() << "' has rank " << rhs.getRank();
   }
   if (!schedule.shared)
     return success();

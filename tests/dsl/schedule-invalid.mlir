@@ -6,7 +6,7 @@
 // tests/unit/ScheduleTest.cpp.
 
 func.func @unknown_parameter(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{unknown schedule parameter 'tiles', expected strategy, tile, vector, unroll, split_k, row_block, parallel, gpu_threads, shared or compute}}
+  // expected-error @+1 {{unknown schedule parameter 'tiles', expected strategy, tile, vector, unroll, split_k, row_block, stage_lhs, pack_rhs, parallel, gpu_threads, shared or compute}}
   %0 = attn.relu %x {attn.schedule = #attn.schedule<tiles = [8, 1]>} : tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
@@ -339,6 +339,46 @@ func.func @gemm_row_block_not_a_multiple(%a: tensor<?x64xf32>, %b: tensor<64x128
   // expected-error @+1 {{schedule strategy = gemm on a CPU needs row_block (rows per parallel task, here 16) to be a multiple of tile y 6}}
   %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], row_block = 16>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
   return %0 : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @stage_lhs_without_gemm(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{schedule stage_lhs = true is for strategy = gemm on a CPU}}
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, stage_lhs = true>} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @pack_rhs_on_a_gpu(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
+  // expected-error @+1 {{schedule pack_rhs = true is for strategy = gemm on a CPU}}
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 64], split_k = 16, pack_rhs = true, gpu_threads = [16, 16], shared = true>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
+  return %0 : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @stage_lhs_naive(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
+  // expected-error @+1 {{schedule strategy = naive is scalar, serial loops at root and sets no loop parameter, but sets stage_lhs = true}}
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<strategy = naive, stage_lhs = true>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>
+  return %0 : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @stage_lhs_of_a_chunk_product(%k: tensor<?x4x8xf32>, %v: tensor<?x4x6xf32>) -> tensor<?x8x6xf32> {
+  // expected-error @+1 {{schedule stage_lhs = true: 'attn.chunk_state' does not stage its left operand (attn.dense and attn.matmul do)}}
+  %s = attn.chunk_state %k, %v scale = 0.25 {attn.schedule = #attn.schedule<strategy = gemm, tile = [8, 2], vector = 8, row_block = 2, stage_lhs = true>} : tensor<?x4x8xf32>, tensor<?x4x6xf32> -> tensor<?x8x6xf32>
+  return %s : tensor<?x8x6xf32>
+}
+
+// -----
+
+func.func @pack_rhs_of_a_batched_operand(%a: tensor<?x?x64xf32>, %b: tensor<?x64x32xf32>) -> tensor<?x?x32xf32> {
+  // expected-error @+1 {{schedule pack_rhs = true packs a right operand that every batch entry shares, but the right operand of 'attn.matmul' has rank 3}}
+  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], row_block = 32, pack_rhs = true>} : tensor<?x?x64xf32>, tensor<?x64x32xf32> -> tensor<?x?x32xf32>
+  return %0 : tensor<?x?x32xf32>
 }
 
 // -----

@@ -3,13 +3,14 @@
 
 // Round trip of #attn.schedule: any subset of the parameters in any order
 // prints in the fixed order strategy, tile, vector, unroll, split_k,
-// row_block, parallel, gpu_threads, shared, compute, with defaults omitted
+// row_block, stage_lhs, pack_rhs, parallel, gpu_threads, shared, compute,
+// with defaults omitted
 // and compute always printed.
 
 // CHECK-LABEL: func.func @cpu_gemm
-// CHECK: attn.dense %{{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, row_block = 96, parallel = true, compute = root>}
+// CHECK: attn.dense %{{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, row_block = 96, stage_lhs = true, pack_rhs = true, parallel = true, compute = root>}
 func.func @cpu_gemm(%x: tensor<?x512xf32>, %w: tensor<512x256xf32>, %b: tensor<256xf32>) -> tensor<?x256xf32> {
-  %0 = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, row_block = 96, parallel = true, compute = root>} : tensor<?x512xf32>, tensor<512x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
+  %0 = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<strategy = gemm, pack_rhs = true, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 256, row_block = 96, stage_lhs = true, parallel = true, compute = root>} : tensor<?x512xf32>, tensor<512x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
   return %0 : tensor<?x256xf32>
 }
 
@@ -42,7 +43,7 @@ func.func @any_order(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // CHECK: attn.neg %{{.*}} {attn.schedule = #attn.schedule<compute = root>}
 // CHECK: attn.sqrt %{{.*}} {attn.schedule = #attn.schedule<strategy = naive, compute = root>}
 func.func @defaults(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = loops, tile = [1, 1], vector = 1, unroll = [1, 1], split_k = 0, row_block = 0, parallel = false, gpu_threads = [0, 0], shared = false, compute = root>} : tensor<?x64xf32>
+  %0 = attn.relu %x {attn.schedule = #attn.schedule<strategy = loops, tile = [1, 1], vector = 1, unroll = [1, 1], split_k = 0, row_block = 0, stage_lhs = false, pack_rhs = false, parallel = false, gpu_threads = [0, 0], shared = false, compute = root>} : tensor<?x64xf32>
   %1 = attn.exp %0 {attn.schedule = #attn.schedule<>} : tensor<?x64xf32>
   %2 = attn.neg %1 {attn.schedule = #attn.schedule<parallel = false>} : tensor<?x64xf32>
   %3 = attn.sqrt %2 {attn.schedule = #attn.schedule<strategy = naive>} : tensor<?x64xf32>

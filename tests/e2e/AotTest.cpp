@@ -5,11 +5,14 @@
 // the same weights and inputs, and every bad input through the C API (wrong
 // shape, n = 0, missing weight, wrong weight shape, corrupt or truncated
 // safetensors, null weights, inconsistent runtime dims) gives a status and
-// a message, never a crash.
+// a message, never a crash; a model with 18 runtime dims (Inputs/
+// many_dims.attn) binds every one of them.
 //
 //===----------------------------------------------------------------------===//
 #include "flash_layer.h"
+#include "many_dims.h"
 
+#include "codegen/Aot.h"
 #include "runtime/Safetensors.h"
 #include "tests/e2e/E2EUtil.h"
 
@@ -184,6 +187,59 @@ TEST_F(AotTest, TruncatedAndCorruptWeightFilesAreRejected) {
   std::ofstream(corrupt, std::ios::binary) << broken;
   EXPECT_EQ(attn_weights_load(corrupt.c_str(), &other), ATTN_ERROR_FORMAT);
   EXPECT_STRNE(attn_error_message(), "");
+}
+
+
+// The wrapper's table of bound runtime dims has one entry per runtime dim of
+// the model (a fixed table of 16 overflowed the stack with more).
+TEST(AotManyDimsTest, ManyRuntimeDimsAreBound) {
+  constexpr int kDims = 18;
+  std::vector<HostTensor> xs, ys;
+  for (int i = 0; i < kDims; ++i) {
+    xs.emplace_back(std::vector<int64_t>{i + 1, 4});
+    for (size_t e = 0; e < xs.back().data.size(); ++e)
+      xs.back().data[e] = float(e % 3) - 1.0f;
+    ys.emplace_back(std::vector<int64_t>{i + 1, 4});
+  }
+  std::vector<attn_tensor> x, y;
+  for (int i = 0; i < kDims; ++i) {
+    x.push_back(tensorOf(xs[i]));
+    y.push_back(tensorOf(ys[i]));
+  }
+  many_dims_weights w{};
+  auto run = [&] {
+    return many_dims_run(&w, &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &x[6],
+                         &x[7], &x[8], &x[9], &x[10], &x[11], &x[12], &x[13],
+                         &x[14], &x[15], &x[16], &x[17], &y[0], &y[1], &y[2],
+                         &y[3], &y[4], &y[5], &y[6], &y[7], &y[8], &y[9],
+                         &y[10], &y[11], &y[12], &y[13], &y[14], &y[15],
+                         &y[16], &y[17]);
+  };
+  ASSERT_EQ(run(), ATTN_OK) << attn_error_message();
+  // The wrapper's table is as large as the model's runtime dims (a stack
+  // overflow past a fixed table might go unnoticed in a Release build).
+  std::string source = "model many_dims {\n  dim d0 : seq\n";
+  for (int i = 1; i < kDims; ++i)
+    source += "  dim d" + std::to_string(i) + " : batch\n";
+  for (int i = 0; i < kDims; ++i)
+    source += "  input x" + std::to_string(i) + " : f32[d" +
+              std::to_string(i) + ", 4]\n  output y" + std::to_string(i) +
+              " = relu(x" + std::to_string(i) + ")\n";
+  source += "}\n";
+  std::unique_ptr<CompiledModel> model =
+      compileAttn(source, driver::SchedulePolicy::Default);
+  ASSERT_TRUE(model->jit) << model->diagnostics;
+  EXPECT_THAT(codegen::generateWrapperHeader(model->jit->pipeline(), "many"),
+              HasSubstr("const char *boundNames[18]; int64_t boundSizes[18];"));
+  for (int i = 0; i < kDims; ++i)
+    for (size_t e = 0; e < xs[i].data.size(); ++e)
+      ASSERT_EQ(ys[i].data[e], std::max(xs[i].data[e], 0.0f))
+          << "y" << i << "[" << e << "]";
+  // The last dim is checked like the first.
+  HostTensor longer({kDims + 1, 4});
+  y[kDims - 1] = tensorOf(longer);
+  EXPECT_EQ(run(), ATTN_ERROR_SHAPE);
+  EXPECT_THAT(attn_error_message(), HasSubstr("d17 = 19"));
 }
 
 } // namespace

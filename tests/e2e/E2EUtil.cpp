@@ -87,9 +87,8 @@ codegen::TensorMap randomInputs(const codegen::JitModel &model,
                                 uint64_t seed) {
   auto &pipeline = const_cast<codegen::JitModel &>(model).pipeline();
   std::vector<std::vector<int64_t>> shapes;
-  std::string error;
-  EXPECT_TRUE(codegen::inputShapes(pipeline.inputs(), dims, shapes, error))
-      << error;
+  runtime::Result bound = codegen::inputShapes(pipeline.inputs(), dims, shapes);
+  EXPECT_TRUE(bound.ok()) << bound.message;
   codegen::TensorMap inputs;
   for (size_t i = 0; i < shapes.size(); ++i)
     inputs[pipeline.inputs()[i].name] =
@@ -100,8 +99,8 @@ codegen::TensorMap randomInputs(const codegen::JitModel &model,
 codegen::TensorMap runJit(CompiledModel &model, const codegen::TensorMap &inputs,
                           const codegen::TensorMap &weights) {
   codegen::TensorMap outputs;
-  std::string error;
-  EXPECT_TRUE(model.jit->run(inputs, weights, outputs, error)) << error;
+  runtime::Result ran = model.jit->run(inputs, weights, outputs);
+  EXPECT_TRUE(ran.ok()) << ran.message;
   return outputs;
 }
 

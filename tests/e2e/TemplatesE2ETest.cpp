@@ -300,7 +300,8 @@ model fused_products {
 }
 
 // Hand-written schedules that unroll only part of the register tile (the
-// rest stays a loop) compute the same as the reference. Vectors of 8 are
+// rest stays a loop), over a packed weight, compute the same as the
+// reference. Vectors of 8 are
 // legal on AVX2 and AVX-512 hosts alike (vector 16 failed on AVX2 hosts).
 TEST(FusionTest, PartlyUnrolledTilesMatchTheFp64Reference) {
   const char *ir = R"(func.func @partial(
@@ -308,7 +309,7 @@ TEST(FusionTest, PartlyUnrolledTilesMatchTheFp64Reference) {
     -> (tensor<?x64xf32> {attn.name = "y", attn.dims = ["n", ""]})
     attributes {attn.model, attn.runtime_dims = {n = "seq"}} {
   %w = attn.weight "w" : tensor<64x64xf32>
-  %p = attn.matmul %x, %w {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 8, unroll = [2, 3], row_block = 96, parallel = true>}
+  %p = attn.matmul %x, %w {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 8, unroll = [2, 3], row_block = 96, pack_rhs = true, parallel = true>}
       : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
   %y = attn.attention %p, %p, %x mask = #attn.mask<causal> normalize = softmax heads = 2
       {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 8], vector = 8, unroll = [1, 4], split_k = 32, parallel = true>}

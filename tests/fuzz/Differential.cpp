@@ -178,10 +178,11 @@ VariantResult checkInProcess(const std::string &source,
   for (const DimBinding &binding : dims) {
     result.dims = binding;
     std::vector<std::vector<int64_t>> shapes;
-    std::string error;
-    if (!codegen::inputShapes(jit.pipeline().inputs(), binding, shapes, error)) {
+    runtime::Result bound =
+        codegen::inputShapes(jit.pipeline().inputs(), binding, shapes);
+    if (!bound.ok()) {
       result.outcome = Outcome::CompileError;
-      result.message = "cannot bind the runtime dims: " + error;
+      result.message = "cannot bind the runtime dims: " + bound.message;
       return result;
     }
     codegen::TensorMap inputs, outputs;
@@ -189,9 +190,10 @@ VariantResult checkInProcess(const std::string &source,
       inputs[jit.pipeline().inputs()[i].name] = codegen::randomTensor(
           shapes[i], options.inputSeed, jit.pipeline().inputs()[i].name);
     try {
-      if (!jit.run(inputs, weights, outputs, error)) {
+      runtime::Result ran = jit.run(inputs, weights, outputs);
+      if (!ran.ok()) {
         result.outcome = Outcome::InternalError;
-        result.message = "JIT run failed: " + error;
+        result.message = "JIT run failed: " + ran.message;
         return result;
       }
     } catch (const std::exception &e) {

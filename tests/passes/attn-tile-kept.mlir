@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @kept
 // CHECK-SAME: -> (tensor<?x64xf32> {attn.schedule = #attn.schedule<vector = 4, compute = root>})
 // CHECK: attn.relu {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 4, unroll = [2, 2], compute = root>}
-// CHECK: attn.matmul {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], row_block = 32, parallel = true, compute = root>}
+// CHECK: attn.matmul {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], row_block = 32, pack_rhs = true, parallel = true, compute = root>}
 // NAIVE-LABEL: func.func @kept
 // NAIVE-SAME: -> (tensor<?x64xf32> {attn.schedule = #attn.schedule<vector = 4, compute = root>})
 // NAIVE: attn.relu {{.*}} {attn.schedule = #attn.schedule<tile = [16, 4], vector = 4, unroll = [2, 2], compute = root>}

@@ -7,8 +7,8 @@
 // no split on a CPU; on CUDA a block of 16 x 16 threads computes a 64 x 64
 // tile, staging 16-deep operand panels in shared memory per step.
 // CHECK-LABEL: func.func @dense
-// AVX512: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], row_block = 96, parallel = true, compute = root>}
-// AVX2: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], row_block = 32, parallel = true, compute = root>}
+// AVX512: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], row_block = 96, pack_rhs = true, parallel = true, compute = root>}
+// AVX2: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], row_block = 32, pack_rhs = true, parallel = true, compute = root>}
 // CUDA: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>}
 func.func @dense(%x: tensor<?x512xf32>, %w: tensor<512x2176xf32>, %b: tensor<2176xf32>) -> tensor<?x2176xf32> {
   %0 = attn.dense %x, %w, %b : tensor<?x512xf32>, tensor<512x2176xf32>, tensor<2176xf32> -> tensor<?x2176xf32>
@@ -19,8 +19,8 @@ func.func @dense(%x: tensor<?x512xf32>, %w: tensor<512x2176xf32>, %b: tensor<217
 
 // A K = 8192 panel of tile x columns is larger than half of L2: split K.
 // CHECK-LABEL: func.func @dense_long_k
-// AVX512: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 2048, row_block = 96, parallel = true, compute = root>}
-// AVX2: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], split_k = 4096, row_block = 32, parallel = true, compute = root>}
+// AVX512: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], split_k = 2048, row_block = 96, pack_rhs = true, parallel = true, compute = root>}
+// AVX2: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], split_k = 4096, row_block = 32, pack_rhs = true, parallel = true, compute = root>}
 // CUDA: attn.dense {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>}
 func.func @dense_long_k(%x: tensor<?x8192xf32>, %w: tensor<8192x256xf32>, %b: tensor<256xf32>) -> tensor<?x256xf32> {
   %0 = attn.dense %x, %w, %b : tensor<?x8192xf32>, tensor<8192x256xf32>, tensor<256xf32> -> tensor<?x256xf32>
@@ -32,8 +32,8 @@ func.func @dense_long_k(%x: tensor<?x8192xf32>, %w: tensor<8192x256xf32>, %b: te
 // Matmul with N = 32: two vectors on avx512 (so 8 rows fit), four on avx2;
 // a 32-column tile (of 64 rows) on CUDA.
 // CHECK-LABEL: func.func @matmul
-// AVX512: attn.matmul {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 8], vector = 16, unroll = [2, 8], row_block = 128, parallel = true, compute = root>}
-// AVX2: attn.matmul {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], row_block = 32, parallel = true, compute = root>}
+// AVX512: attn.matmul {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 8], vector = 16, unroll = [2, 8], row_block = 128, pack_rhs = true, parallel = true, compute = root>}
+// AVX2: attn.matmul {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], row_block = 32, pack_rhs = true, parallel = true, compute = root>}
 // CUDA: attn.matmul {{.*}} {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 64], split_k = 16, gpu_threads = [16, 16], shared = true, compute = root>}
 func.func @matmul(%a: tensor<?x?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x?x32xf32> {
   %0 = attn.matmul %a, %b : tensor<?x?x64xf32>, tensor<64x32xf32> -> tensor<?x?x32xf32>

@@ -44,8 +44,8 @@ std::string readExample(const std::string &name) {
 auto key(const ScheduleParams &p) {
   return std::make_tuple(int(p.strategy), p.tileX, p.tileY, p.vector,
                          p.unrollX, p.unrollY, p.splitK, p.rowBlock,
-                         p.parallel, int(p.compute), p.gpuThreadsX,
-                         p.gpuThreadsY, p.shared);
+                         p.stageLhs, p.packRhs, p.parallel, int(p.compute),
+                         p.gpuThreadsX, p.gpuThreadsY, p.shared);
 }
 
 using Case = std::tuple<const char *, TargetKind>;
@@ -98,9 +98,10 @@ TEST_P(ScheduleSpaceTest, EveryPointVerifiesAndTheCostModelsChoiceIsOne) {
         return success();
       });
       auto emitError = [&] { return op->emitError(); };
+      // verifyScheduleFor checks the attribute's own rules first (what
+      // ScheduleAttr::getChecked checks), then the target's budgets.
       for (const ScheduleParams &p : space) {
         EXPECT_TRUE(keys.insert(key(p)).second) << "repeated point";
-        EXPECT_TRUE(ScheduleAttr::getChecked(emitError, op->getContext(), p));
         EXPECT_TRUE(succeeded(verifyScheduleForOp(op, p, emitError)));
         EXPECT_TRUE(succeeded(verifyScheduleFor(p, target, emitError, op)));
       }
@@ -138,6 +139,35 @@ TEST(ScheduleSpaceStopTest, TheWalkStopsWhenAsked) {
     return ++calls < 3;
   });
   EXPECT_EQ(calls, 3);
+}
+
+
+// stage_lhs and pack_rhs are points of the space where the op allows them:
+// a dense (its weight shared by every row) both, the chunk form's products
+// (batched operands, no staged prologue) neither.
+TEST(ScheduleSpaceStagingTest, StagingIsEnumeratedWhereTheOpAllowsIt) {
+  TargetModel target = TargetModel::get(TargetKind::avx2);
+  Session session({"", "x86-64-avx2"}, llvm::errs());
+  ASSERT_TRUE(session.loadSource(readExample("flash.attn"), "flash.attn"));
+  ASSERT_TRUE(session.runTo(Stage::Scheduled));
+  Operation *dense = nullptr, *chunkState = nullptr;
+  session.module().walk([&](DenseOp op) { dense = op; });
+  session.module().walk([&](ChunkStateOp op) { chunkState = op; });
+  ASSERT_TRUE(dense && chunkState);
+  auto count = [&](Operation *op, bool ScheduleParams::*field) {
+    int n = 0;
+    forEachSchedule(op, target, [&](const ScheduleParams &p) {
+      n += p.*field;
+      return true;
+    });
+    return n;
+  };
+  EXPECT_GT(count(dense, &ScheduleParams::stageLhs), 0);
+  EXPECT_GT(count(dense, &ScheduleParams::packRhs), 0);
+  EXPECT_EQ(count(chunkState, &ScheduleParams::stageLhs), 0);
+  EXPECT_EQ(count(chunkState, &ScheduleParams::packRhs), 0);
+  // The cost model packs the dense's weight.
+  EXPECT_TRUE(ScheduleAttr::lookup(dense).getPackRhs());
 }
 
 } // namespace

@@ -386,6 +386,27 @@ TEST_F(ScheduleTest, GemmNarrowsForNarrowOrShortProducts) {
   EXPECT_EQ(shortM.getUnrollY(), 3);
 }
 
+TEST_F(ScheduleTest, GemmStagesAFusedLhsAndPacksASharedRhsOnCpusOnly) {
+  ScheduleAttr plain = chooseGemmSchedule(&context, avx2, kDyn, 256, 512);
+  EXPECT_FALSE(plain.getStageLhs());
+  EXPECT_FALSE(plain.getPackRhs());
+  ScheduleAttr staged = chooseGemmSchedule(&context, avx2, kDyn, 256, 512,
+                                           /*fusedLhs=*/true,
+                                           /*sharedRhs=*/true);
+  EXPECT_TRUE(staged.getStageLhs());
+  EXPECT_TRUE(staged.getPackRhs());
+  EXPECT_EQ(print(staged),
+            "#attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, "
+            "unroll = [4, 2], row_block = 32, stage_lhs = true, pack_rhs = "
+            "true, parallel = true, compute = root>");
+  // A GPU stages both panels in shared memory instead.
+  ScheduleAttr gpu = chooseGemmSchedule(&context, cuda, kDyn, 256, 512,
+                                        /*fusedLhs=*/true, /*sharedRhs=*/true);
+  EXPECT_FALSE(gpu.getStageLhs());
+  EXPECT_FALSE(gpu.getPackRhs());
+  EXPECT_TRUE(gpu.getShared());
+}
+
 TEST_F(ScheduleTest, GemmOnCudaStagesOperandPanelsInSharedMemory) {
   // 64 x 64 per block, 4 x 4 accumulators per thread, 16-deep panels.
   EXPECT_EQ(print(chooseGemmSchedule(&context, cuda, kDyn, 2176, 512)),
@@ -491,7 +512,10 @@ TEST_F(ScheduleTest, ChoosesPerOpAndLeavesViewsAlone) {
   module->walk([&](Operation *op) {
     ScheduleAttr schedule = chooseSchedule(op, avx512);
     if (isa<DenseOp>(op))
-      EXPECT_EQ(schedule, chooseGemmSchedule(&context, avx512, kDyn, 256, 512));
+      // Its weight has no batch axes: packed.
+      EXPECT_EQ(schedule, chooseGemmSchedule(&context, avx512, kDyn, 256, 512,
+                                             /*fusedLhs=*/false,
+                                             /*sharedRhs=*/true));
     else if (isa<SiluOp>(op))
       EXPECT_EQ(schedule, chooseRowwiseSchedule(&context, avx512, 128, 2));
     else

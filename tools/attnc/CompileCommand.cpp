@@ -20,8 +20,8 @@ namespace attnc::driver {
 int compileCommand(const CompileOptions &options) {
   std::optional<SchedulePolicy> policy = parseSchedulePolicy(options.schedule);
   if (!policy) {
-    llvm::errs() << "error: unknown schedule '" << options.schedule
-                 << "'; expected default or naive\n";
+    llvm::errs() << "error: " << unknownSchedulePolicy(options.schedule)
+                 << "\n";
     return 1;
   }
   if (!options.name.empty() &&

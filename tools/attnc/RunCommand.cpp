@@ -34,9 +34,18 @@ double millisSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-int fail(const std::string &message) {
-  llvm::errs() << "error: " << message << "\n";
+using runtime::Result;
+
+/// The one place where a run's failure (the runtime's status and message:
+/// files, tensors, sizes, the kernel) reaches the user; exit status 1.
+int fail(const Result &result) {
+  llvm::errs() << "error: " << result.message << "\n";
   return 1;
+}
+
+/// A usage error of the command line.
+Result usage(std::string message) {
+  return Result::error(ATTN_ERROR_ARGUMENT, std::move(message));
 }
 
 bool splitAssignment(const std::string &text, std::string &name,
@@ -58,46 +67,44 @@ struct Prepared {
   double compileMs = 0;
 };
 
-bool loadWeights(const RunOptions &options, const codegen::ModelPipeline &model,
-                 TensorMap &weights, std::string &error) {
-  if (!options.weights.empty() && options.randomWeights >= 0) {
-    error = "give either --weights or --random-weights, not both";
-    return false;
-  }
+Result loadWeights(const RunOptions &options,
+                   const codegen::ModelPipeline &model, TensorMap &weights) {
+  if (!options.weights.empty() && options.randomWeights >= 0)
+    return usage("give either --weights or --random-weights, not both");
   if (options.randomWeights >= 0) {
     int64_t total = 0;
     for (const codegen::TensorInfo &info : model.weights()) {
-      if (!codegen::checkBufferSize("weight '" + info.name + "'", info.shape,
-                                    error))
-        return false;
+      Result fits =
+          codegen::checkBufferSize("weight '" + info.name + "'", info.shape);
+      if (!fits.ok())
+        return fits;
       total += codegen::f32Bytes(info.shape);
     }
     int64_t memory = codegen::physicalMemoryBytes();
-    if (memory > 0 && total > memory) {
-      error = "the model's weights need " + codegen::formatBytes(total) +
-              ", more than this machine's memory, " +
-              codegen::formatBytes(memory);
-      return false;
-    }
+    if (memory > 0 && total > memory)
+      return Result::error(ATTN_ERROR_OUT_OF_MEMORY,
+                           "the model's weights need " +
+                               codegen::formatBytes(total) +
+                               ", more than this machine's memory, " +
+                               codegen::formatBytes(memory));
     weights = codegen::randomWeights(model.weights(),
                                      uint64_t(options.randomWeights));
-    return true;
+    return Result::success();
   }
   if (options.weights.empty()) {
     if (model.weights().empty())
-      return true;
-    error = "the model has " + std::to_string(model.weights().size()) +
+      return Result::success();
+    return Result::error(
+        ATTN_ERROR_MISSING,
+        "the model has " + std::to_string(model.weights().size()) +
             " weights (first: '" + model.weights().front().name + "' " +
             model.weights().front().shapeString() +
-            "); give --weights FILE.safetensors or --random-weights SEED";
-    return false;
+            "); give --weights FILE.safetensors or --random-weights SEED");
   }
   runtime::SafetensorsFile file;
-  runtime::Result result = runtime::readSafetensors(options.weights, file);
-  if (!result.ok()) {
-    error = result.message;
-    return false;
-  }
+  Result result = runtime::readSafetensors(options.weights, file);
+  if (!result.ok())
+    return result;
   std::vector<std::string> extra;
   for (runtime::SafetensorsTensor &tensor : file.tensors) {
     bool used = std::any_of(model.weights().begin(), model.weights().end(),
@@ -111,70 +118,67 @@ bool loadWeights(const RunOptions &options, const codegen::ModelPipeline &model,
     weights[tensor.name] = std::move(static_cast<HostTensor &>(tensor));
   }
   if (!extra.empty()) {
-    error = options.weights + " has " + std::to_string(extra.size()) +
-            " tensor(s) the model does not use: ";
+    std::string message = options.weights + " has " +
+                          std::to_string(extra.size()) +
+                          " tensor(s) the model does not use: ";
     for (size_t i = 0; i < extra.size(); ++i)
-      error += (i ? ", " : "") + extra[i];
-    return false;
+      message += (i ? ", " : "") + extra[i];
+    return Result::error(ATTN_ERROR_ARGUMENT, message);
   }
-  return true;
+  return Result::success();
 }
 
 /// The sizes of `--dim NAME=SIZE`, checked (1 <= SIZE < 2^31) before
 /// anything is compiled or allocated.
-bool parseDims(const RunOptions &options, std::map<std::string, int64_t> &dims,
-               std::string &error) {
+Result parseDims(const RunOptions &options,
+                 std::map<std::string, int64_t> &dims) {
   for (const std::string &spec : options.dims) {
     std::string name, value;
-    if (!splitAssignment(spec, name, value)) {
-      error = "expected --dim NAME=SIZE, got '" + spec + "'";
-      return false;
-    }
-    if (!codegen::parseDimSize(spec, value, dims[name], error))
-      return false;
+    if (!splitAssignment(spec, name, value))
+      return usage("expected --dim NAME=SIZE, got '" + spec + "'");
+    Result size = codegen::parseDimSize(spec, value, dims[name]);
+    if (!size.ok())
+      return size;
   }
-  return true;
+  return Result::success();
 }
 
-bool loadInputs(const RunOptions &options, const codegen::ModelPipeline &model,
-                const std::map<std::string, int64_t> &dims, TensorMap &inputs,
-                std::string &error) {
+Result loadInputs(const RunOptions &options,
+                  const codegen::ModelPipeline &model,
+                  const std::map<std::string, int64_t> &dims,
+                  TensorMap &inputs) {
   for (const std::string &spec : options.inputs) {
     std::string name, path;
-    if (!splitAssignment(spec, name, path)) {
-      error = "expected --input NAME=FILE.npy, got '" + spec + "'";
-      return false;
-    }
-    runtime::Result result = runtime::readNpy(path, inputs[name]);
-    if (!result.ok()) {
-      error = result.message;
-      return false;
-    }
+    if (!splitAssignment(spec, name, path))
+      return usage("expected --input NAME=FILE.npy, got '" + spec + "'");
+    Result result = runtime::readNpy(path, inputs[name]);
+    if (!result.ok())
+      return result;
   }
   if (options.randomInputs < 0)
-    return true;
+    return Result::success();
   std::vector<std::vector<int64_t>> shapes;
-  if (!codegen::inputShapes(model.inputs(), dims, shapes, error))
-    return false;
+  Result bound = codegen::inputShapes(model.inputs(), dims, shapes);
+  if (!bound.ok())
+    return bound;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const std::string &name = model.inputs()[i].name;
     if (!inputs.count(name))
       inputs[name] = codegen::randomTensor(shapes[i],
                                            uint64_t(options.randomInputs), name);
   }
-  return true;
+  return Result::success();
 }
 
 std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   std::map<std::string, int64_t> dims;
-  std::string error;
-  if (!parseDims(options, dims, error)) {
-    fail(error);
+  if (Result parsed = parseDims(options, dims); !parsed.ok()) {
+    fail(parsed);
     return nullptr;
   }
   std::optional<SchedulePolicy> policy = parseSchedulePolicy(options.schedule);
   if (!policy) {
-    fail("unknown schedule '" + options.schedule + "'; expected default or naive");
+    fail(usage(unknownSchedulePolicy(options.schedule)));
     return nullptr;
   }
   auto p = std::make_unique<Prepared>();
@@ -191,19 +195,22 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   p->compileMs = millisSince(start);
 
   codegen::ModelPipeline &model = p->jit->pipeline();
-  if (!loadWeights(options, model, p->weights, error) ||
-      !loadInputs(options, model, dims, p->inputs, error) ||
-      !p->jit->prepare(p->inputs, p->weights, p->outputs, error)) {
-    fail(error);
+  Result loaded = loadWeights(options, model, p->weights);
+  if (loaded.ok())
+    loaded = loadInputs(options, model, dims, p->inputs);
+  if (loaded.ok())
+    loaded = p->jit->prepare(p->inputs, p->weights, p->outputs);
+  if (!loaded.ok()) {
+    fail(loaded);
     return nullptr;
   }
   if (!options.saveWeights.empty()) {
     std::vector<runtime::SafetensorsTensorRef> refs;
     for (const auto &[name, t] : p->weights)
       refs.push_back({name, t.shape, t.data.data()});
-    runtime::Result saved = runtime::writeSafetensors(options.saveWeights, refs);
+    Result saved = runtime::writeSafetensors(options.saveWeights, refs);
     if (!saved.ok()) {
-      fail(saved.message);
+      fail(saved);
       return nullptr;
     }
   }
@@ -221,22 +228,22 @@ int runCommand(const RunOptions &options) {
   if (!p)
     return 1;
   auto start = Clock::now();
-  std::string error;
-  if (!p->jit->runPrepared(p->inputs, p->weights, p->outputs, error))
-    return fail(error);
+  if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+      !ran.ok())
+    return fail(ran);
   double runMs = millisSince(start);
 
   std::map<std::string, std::string> outputFiles;
   for (const std::string &spec : options.outputs) {
     std::string name, path;
     if (!splitAssignment(spec, name, path))
-      return fail("expected --output NAME=FILE.npy, got '" + spec + "'");
+      return fail(usage("expected --output NAME=FILE.npy, got '" + spec + "'"));
     if (!p->outputs.count(name)) {
       std::string names;
       for (const auto &entry : p->outputs)
         names += (names.empty() ? "" : ", ") + entry.first;
-      return fail("unknown output '" + name + "'; the model's outputs are " +
-                  names);
+      return fail(usage("unknown output '" + name +
+                        "'; the model's outputs are " + names));
     }
     outputFiles[name] = path;
   }
@@ -251,10 +258,9 @@ int runCommand(const RunOptions &options) {
                  << llvm::format("%.6e", absSum / double(t.data.size())) << "\n";
     auto file = outputFiles.find(name);
     if (file != outputFiles.end()) {
-      runtime::Result written = runtime::writeNpy(file->second, t.shape,
-                                                  t.data.data());
+      Result written = runtime::writeNpy(file->second, t.shape, t.data.data());
       if (!written.ok())
-        return fail(written.message);
+        return fail(written);
     }
   }
   llvm::outs() << "time: compile " << llvm::format("%.1f", p->compileMs)
@@ -266,18 +272,19 @@ int benchCommand(const RunOptions &options) {
   std::unique_ptr<Prepared> p = prepare(options);
   if (!p)
     return 1;
-  std::string error;
   for (int i = 0; i < options.warmup; ++i)
-    if (!p->jit->runPrepared(p->inputs, p->weights, p->outputs, error))
-      return fail(error);
+    if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+        !ran.ok())
+      return fail(ran);
   codegen::resetBufferPoolPeak();
   std::vector<double> times;
   auto begin = Clock::now();
   while (int(times.size()) < options.iterations ||
          (millisSince(begin) < options.minSeconds * 1000 && times.size() < 1000)) {
     auto start = Clock::now();
-    if (!p->jit->runPrepared(p->inputs, p->weights, p->outputs, error))
-      return fail(error);
+    if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+        !ran.ok())
+      return fail(ran);
     times.push_back(millisSince(start));
   }
   std::sort(times.begin(), times.end());

@@ -171,7 +171,7 @@ int emitCommand() {
       driver::parseSchedulePolicy(schedule);
   if (!policy) {
     llvm::WithColor::error(llvm::errs(), "attnc")
-        << "unknown schedule '" << schedule << "'; expected default or naive\n";
+        << driver::unknownSchedulePolicy(schedule) << "\n";
     return 1;
   }
   driver::Session session({modelName, targetSpec, *policy}, llvm::errs());
