@@ -35,9 +35,9 @@ runtime::Result JitModel::prepare(const TensorMap &inputs,
   for (const TensorInfo &info : model->inputs()) {
     auto it = inputs.find(info.name);
     if (it == inputs.end()) {
-      return Result::error(ATTN_ERROR_MISSING, "missing input '" + info.name +
-                                                   "' with shape " +
-                                                   info.shapeString());
+      return Result::error(ATTN_ERROR_ARGUMENT, "missing input '" + info.name +
+                                                    "' with shape " +
+                                                    info.shapeString());
     }
     const HostTensor &t = it->second;
     bool ok = t.shape.size() == info.shape.size();

@@ -39,8 +39,9 @@ public:
   ModelPipeline &pipeline() { return *model; }
 
   /// Binds runtime dims from the inputs and allocates the outputs. The
-  /// runtime's statuses: ATTN_ERROR_MISSING for a missing input or weight,
-  /// ATTN_ERROR_ARGUMENT for an unknown input, ATTN_ERROR_SHAPE with the
+  /// runtime's statuses, as the generated C wrapper returns them:
+  /// ATTN_ERROR_MISSING for a missing weight, ATTN_ERROR_ARGUMENT for a
+  /// missing or unknown input, ATTN_ERROR_SHAPE with the
   /// tensor and both shapes on a mismatch, ATTN_ERROR_OUT_OF_MEMORY for a
   /// run that cannot fit (checkResources).
   runtime::Result prepare(const TensorMap &inputs, const TensorMap &weights,

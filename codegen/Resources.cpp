@@ -36,9 +36,9 @@ static std::string shapeText(const std::vector<int64_t> &shape) {
 
 runtime::Result checkBufferSize(const std::string &what,
                                 const std::vector<int64_t> &shape) {
-  auto tooLarge = [&](const std::string &why) {
-    return runtime::Result::error(ATTN_ERROR_OUT_OF_MEMORY,
-                                  what + " " + shapeText(shape) + why);
+  auto tooLarge = [&](const std::string &why,
+                      attn_status status = ATTN_ERROR_OUT_OF_MEMORY) {
+    return runtime::Result::error(status, what + " " + shapeText(shape) + why);
   };
   for (int64_t size : shape)
     if (size > kMaxExtent)
@@ -47,7 +47,8 @@ runtime::Result checkBufferSize(const std::string &what,
                       std::to_string(kMaxExtent));
   int64_t bytes = f32Bytes(shape);
   if (bytes < 0)
-    return tooLarge(" has more elements than a 64-bit count holds");
+    return tooLarge(" has more elements than a 64-bit count holds",
+                    ATTN_ERROR_SHAPE); // as attn_tensor_check says
   if (bytes > kMaxBufferBytes)
     return tooLarge(" needs " + formatBytes(bytes) +
                     "; one buffer is limited to " +

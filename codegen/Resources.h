@@ -39,7 +39,8 @@ int64_t physicalMemoryBytes();
 
 /// Checks one buffer of `shape` against kMaxExtent and kMaxBufferBytes;
 /// ATTN_ERROR_OUT_OF_MEMORY with a message naming `what` (e.g. "input 'x'")
-/// and the bytes otherwise.
+/// and the bytes otherwise (ATTN_ERROR_SHAPE when its element count
+/// overflows 64 bits, as attn_tensor_check says).
 runtime::Result checkBufferSize(const std::string &what,
                                 const std::vector<int64_t> &shape);
 

@@ -27,18 +27,15 @@ void prepareContext(mlir::MLIRContext &context) {
 
 Session::Session(SessionOptions options, llvm::raw_ostream &diagOS)
     : opts(std::move(options)), diagOS(diagOS),
-      ctx(std::make_unique<mlir::MLIRContext>()),
-      irSourceMgr(std::make_unique<llvm::SourceMgr>()) {
+      ctx(std::make_unique<mlir::MLIRContext>()) {
   prepareContext(*ctx);
-  // Until a source is loaded, diagnostics have no source lines to show.
-  handler = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
-      *irSourceMgr, ctx.get(), diagOS);
 }
 
 Session::~Session() = default;
 
 bool Session::error(const llvm::Twine &message) {
-  mlir::emitError(mlir::UnknownLoc::get(ctx.get())) << message;
+  // MLIR would print a diagnostic without a location as "<unknown>:0:".
+  diagOS << "error: " << message << "\n";
   return false;
 }
 
@@ -60,6 +57,8 @@ bool Session::loadSource(llvm::StringRef source, llvm::StringRef bufferName) {
 }
 
 bool Session::imported(dsl::FrontendResult result) {
+  // The handler reads the source manager that the move below frees.
+  handler.reset();
   front = std::move(result);
   if (!front.ok)
     return false;
@@ -70,9 +69,14 @@ bool Session::imported(dsl::FrontendResult result) {
 }
 
 bool Session::loadIR(llvm::StringRef text, llvm::StringRef bufferName) {
-  irSourceMgr->AddNewSourceBuffer(
+  auto sourceMgr = std::make_unique<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
-  // The constructor's handler shows this buffer's lines from now on.
+  // The new handler first: the old one may read the source manager that
+  // the second assignment frees.
+  handler = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
+      *sourceMgr, ctx.get(), diagOS);
+  irSourceMgr = std::move(sourceMgr);
   mlir::OwningOpRef<mlir::ModuleOp> parsed =
       mlir::parseSourceFile<mlir::ModuleOp>(*irSourceMgr, ctx.get());
   if (!parsed)

@@ -142,7 +142,8 @@ public:
 private:
   bool imported(dsl::FrontendResult result);
   bool loaded(mlir::OwningOpRef<mlir::ModuleOp> ir);
-  /// Reports a session-level error (no source location); false.
+  /// Reports a session-level error (no source location: a file that cannot
+  /// be opened, a target that needs a GPU) as `error: ...`; false.
   bool error(const llvm::Twine &message);
   /// Emits errors at the selected model (codegen's compile steps).
   std::function<mlir::InFlightDiagnostic()> errorAtModel();

@@ -117,8 +117,10 @@ struct ChunkPass : public mlir::attn::impl::ChunkPassBase<ChunkPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateChunkPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) {
-      getOperation().emitError() << "internal error: attn-chunk did not converge";
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(patterns)))) {
+      getOperation().emitError()
+          << "internal error: attn-chunk did not converge";
       signalPassFailure();
     }
   }

@@ -330,7 +330,8 @@ struct ExpandLayersPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateExpandLayersPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns)))) {
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(patterns)))) {
       getOperation().emitError()
           << "internal error: attn-expand-layers did not converge";
       return signalPassFailure();

@@ -189,7 +189,10 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
       (tile x / vector) * tile y accumulators fit in the vector registers
       less 6, unroll = [tile x / vector, tile y], split_k the largest power
       of two whose split_k * tile x * 4 bytes fit in half of L2 (0 when the
-      static K is smaller), row_block = 16 tiles of rows, parallel rows;
+      static K is smaller), row_block = 16 tiles of rows, parallel rows,
+      `stage_lhs` when the left operand is an inlined member of the
+      product's kernel (a prologue), `pack_rhs` when the right operand has
+      no batch axes (a weight);
     - the same on CUDA: a 64 x 64 tile per block (fitted down to small
       operands) over gpu_threads [16, 16] of 4 x 4 register accumulators,
       both operand panels staged in shared memory in K steps of split_k =
@@ -225,7 +228,7 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
     After (`--attn-tile=target=x86-64-avx512`):
 
     ```mlir
-    %d = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], row_block = 96, parallel = true, compute = root>} : ...
+    %d = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], vector = 16, unroll = [4, 6], row_block = 96, pack_rhs = true, parallel = true, compute = root>} : ...
     %a = attn.silu %d {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>} : tensor<?x2176xf32>
     ```
   }];

@@ -247,14 +247,13 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     and on a GPU `shared`; `materialized` is for CPUs; `shared` needs
     `gpu_threads`, `split_k` and `gemm` or `blocked`; `stage_lhs` and
     `pack_rhs` are for `gemm` on a CPU. Per op
-    (verifyScheduleForOp): products take `gemm` or `naive`, attention
-    `rows`, `materialized`, `blocked` or `naive` (`stage_lhs` needs a
-    product whose lowering stages its left operand: attn.dense and
-    attn.matmul; `pack_rhs` a right operand without batch axes; on a GPU
-    `blocked` needs
-    tile x to divide the value columns per head, split_k a multiple of
-    gpu_threads x and static query features), every other op `loops` or
-    `naive`. These rules hold on every target. A target's budgets (lanes,
+    (verifyScheduleForOp): products take `gemm` or `naive` (`stage_lhs`
+    only attn.dense and attn.matmul, whose lowering stages its left
+    operand; `pack_rhs` only a right operand without batch axes),
+    attention `rows`, `materialized`, `blocked` or `naive` (on a GPU
+    `blocked` needs tile x to divide the value columns per head, split_k a
+    multiple of gpu_threads x and static query features), every other op
+    `loops` or `naive`. These rules hold on every target. A target's budgets (lanes,
     vector registers, L2 panels, threads per block, elements per thread, a
     GPU product's block tile, scores per thread, shared memory) live with
     the target model (target/TargetModel.h) and are checked by

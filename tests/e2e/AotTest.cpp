@@ -107,6 +107,42 @@ TEST_F(AotTest, ZeroLengthSequenceIsRejected) {
   EXPECT_THAT(attn_error_message(), HasSubstr("input 'x'"));
 }
 
+// The JIT's checks give the statuses the generated C API gives for the
+// same failures.
+TEST_F(AotTest, JitRunFailuresHaveTheCApisStatuses) {
+  codegen::JitModel &model = *jit->jit;
+  TensorMap outputs;
+  HostTensor y({1, 4, 512});
+  attn_tensor yt = tensorOf(y);
+  // A missing input (NULL in C).
+  EXPECT_EQ(model.prepare({}, weights, outputs).status, ATTN_ERROR_ARGUMENT);
+  EXPECT_EQ(flash_layer_run(&bound, nullptr, &yt), ATTN_ERROR_ARGUMENT);
+  // A wrong shape.
+  HostTensor x({1, 4, 256});
+  attn_tensor xt = tensorOf(x);
+  runtime::Result wrong = model.prepare({{"x", x}}, weights, outputs);
+  EXPECT_EQ(wrong.status, ATTN_ERROR_SHAPE);
+  EXPECT_THAT(wrong.message, HasSubstr("input 'x' has shape [1, 4, 256]"));
+  EXPECT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_ERROR_SHAPE);
+  // A missing weight (attn_weights_get in C: MissingWeightIsNamed).
+  TensorMap partial = weights;
+  partial.erase("flash_0.uvz.weight");
+  runtime::Result missing =
+      model.prepare({{"x", HostTensor({1, 4, 512})}}, partial, outputs);
+  EXPECT_EQ(missing.status, ATTN_ERROR_MISSING);
+  EXPECT_THAT(missing.message, HasSubstr("flash_0.uvz.weight"));
+  // Sizes from --dim: a missing dim is an argument error, an input over
+  // one buffer's limit out of memory (InputOverOneBufferLimitIsOutOfMemory).
+  std::vector<std::vector<int64_t>> shapes;
+  const auto &inputs = model.pipeline().inputs();
+  EXPECT_EQ(codegen::inputShapes(inputs, {{"b", 1}}, shapes).status,
+            ATTN_ERROR_ARGUMENT);
+  runtime::Result huge =
+      codegen::inputShapes(inputs, {{"b", 1}, {"n", 1 << 21}}, shapes);
+  EXPECT_EQ(huge.status, ATTN_ERROR_OUT_OF_MEMORY);
+  EXPECT_THAT(huge.message, HasSubstr("input 'x' [1, 2097152, 512] needs"));
+}
+
 // A caller's tensor over 2^31 - 1 bytes cannot be one Halide buffer: the
 // shape check says so before the kernel runs (issue #9, item 5).
 TEST_F(AotTest, InputOverOneBufferLimitIsOutOfMemory) {
@@ -189,9 +225,8 @@ TEST_F(AotTest, TruncatedAndCorruptWeightFilesAreRejected) {
   EXPECT_STRNE(attn_error_message(), "");
 }
 
-
-// The wrapper's table of bound runtime dims has one entry per runtime dim of
-// the model (a fixed table of 16 overflowed the stack with more).
+// The wrapper binds every runtime dim of a model with many of them (its table
+// has one entry per runtime dim).
 TEST(AotManyDimsTest, ManyRuntimeDimsAreBound) {
   constexpr int kDims = 18;
   std::vector<HostTensor> xs, ys;
@@ -216,8 +251,8 @@ TEST(AotManyDimsTest, ManyRuntimeDimsAreBound) {
                          &y[16], &y[17]);
   };
   ASSERT_EQ(run(), ATTN_OK) << attn_error_message();
-  // The wrapper's table is as large as the model's runtime dims (a stack
-  // overflow past a fixed table might go unnoticed in a Release build).
+  // The table is as large as the model's runtime dims (writing past a
+  // smaller one need not fail visibly in a Release build).
   std::string source = "model many_dims {\n  dim d0 : seq\n";
   for (int i = 1; i < kDims; ++i)
     source += "  dim d" + std::to_string(i) + " : batch\n";

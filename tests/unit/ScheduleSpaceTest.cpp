@@ -141,7 +141,6 @@ TEST(ScheduleSpaceStopTest, TheWalkStopsWhenAsked) {
   EXPECT_EQ(calls, 3);
 }
 
-
 // stage_lhs and pack_rhs are points of the space where the op allows them:
 // a dense (its weight shared by every row) both, the chunk form's products
 // (batched operands, no staged prologue) neither.
