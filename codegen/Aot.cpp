@@ -235,7 +235,8 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
     buffer(out, cIdentifier(out.name));
   os << "  attnc_halide_message[0] = '\\0';\n"
      << "  halide_set_error_handler(attnc_halide_error);\n"
-     << "  error = " << m << "_kernel(";
+     << "  error = " << m << "_kernel("
+     << (pipeline.takesUserContext() ? "NULL, " : "");
   for (size_t i = 0; i < buffers.size(); ++i)
     os << (i ? ", " : "") << buffers[i];
   os << ");\n"
@@ -275,10 +276,8 @@ printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
     return emitError() << "cannot create a temporary file for the statement: "
                        << ec.message();
   try {
-    pipeline.pipeline().compile_to({{Halide::OutputFileType::stmt,
-                                      std::string(path)}},
-                                   pipeline.arguments(),
-                                   pipeline.name() + "_kernel", target);
+    pipeline.compileToModule(pipeline.name() + "_kernel", target)
+        .compile({{Halide::OutputFileType::stmt, std::string(path)}});
   } catch (const Halide::Error &e) {
     llvm::sys::fs::remove(path);
     return emitError() << "internal error: cannot lower model '"
@@ -302,10 +301,9 @@ compileAot(ModelPipeline &pipeline, const Halide::Target &target,
   std::string kernelHeader = dir + "/" + m + "_kernel.h";
   std::string wrapper = dir + "/" + m + ".h";
   try {
-    pipeline.pipeline().compile_to(
-        {{Halide::OutputFileType::static_library, library},
-         {Halide::OutputFileType::c_header, kernelHeader}},
-        pipeline.arguments(), m + "_kernel", target);
+    pipeline.compileToModule(m + "_kernel", target)
+        .compile({{Halide::OutputFileType::static_library, library},
+                  {Halide::OutputFileType::c_header, kernelHeader}});
   } catch (const Halide::Error &e) {
     return emitError() << "cannot compile model '" << m << "' for target "
                        << target.to_string() << ": " << e.what();

@@ -61,6 +61,21 @@ public:
   std::vector<Halide::Argument> arguments() const;
   Halide::Pipeline &pipeline();
 
+  /// A layer kernel: a layer function (attn-outline-layers) compiled once
+  /// and called by the pipeline per layer.
+  struct Kernel {
+    std::string function;            ///< Its C name.
+    std::vector<std::string> layers; ///< The layers it computes, in order.
+  };
+  std::vector<Kernel> kernels() const;
+
+  /// The pipeline lowered for `target` as the function `function`, with
+  /// its layer kernels' functions in the same module. With kernels the
+  /// function takes a user context first (takesUserContext).
+  Halide::Module compileToModule(const std::string &function,
+                                 const Halide::Target &target);
+  bool takesUserContext() const;
+
   /// JIT-compiles the pipeline for `target` (once; later calls are no-ops).
   void compileJit(const Halide::Target &target);
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LoweringImpl.h"
+#include "codegen/Aot.h"
 #include "codegen/Resources.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -436,7 +437,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     TensorInfo info = describe(name ? name.str() : "arg" + std::to_string(index),
                                type, dims);
     ImageParam param(Float(32), type.getRank(),
-                     argumentName("in", index, info.name));
+                     paramName("in", index, info.name));
     // Buffers start at 0 (the JIT and the AOT wrapper make them so): index
     // arithmetic then keeps its alignment (tiles, packed panels).
     for (int d = 0; d < type.getRank(); ++d)
@@ -450,10 +451,11 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     tensor.materialized = true;
     inputParams.push_back(param);
     inputs.push_back(info);
+    params[arg] = param;
     set(arg, tensor);
   }
 
-  std::map<std::string, HTensor> weightByName;
+  std::map<std::string, std::pair<HTensor, ImageParam>> weightByName;
   for (mlir::Operation &op : func.getBody().front()) {
     if (auto weight = mlir::dyn_cast<mlir::attn::WeightOp>(op)) {
       auto type = mlir::cast<mlir::RankedTensorType>(weight.getType());
@@ -465,7 +467,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
       auto it = weightByName.find(name);
       if (it == weightByName.end()) {
         ImageParam param(Float(32), type.getRank(),
-                         argumentName("w", weightParams.size(), name));
+                         paramName("w", weightParams.size(), name));
         for (int d = 0; d < type.getRank(); ++d)
           param.dim(d).set_min(0);
         HTensor tensor;
@@ -475,9 +477,10 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         tensor.materialized = true;
         weightParams.push_back(param);
         weights.push_back(describe(name, type, nullptr));
-        it = weightByName.emplace(name, tensor).first;
+        it = weightByName.emplace(name, std::make_pair(tensor, param)).first;
       }
-      set(weight, it->second);
+      set(weight, it->second.first);
+      params[weight] = it->second.second;
       continue;
     }
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
@@ -499,10 +502,16 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
                 ret, "result " + llvm::Twine(index) + " of the model",
                 currentSchedule, options.gpu)))
           return mlir::failure();
-        std::vector<Var> vars = makeVars(result.rank(), "o");
-        define(out, vars, result.at(toIndex(vars)));
-        HTensor wrapped{out, result.extents};
-        scheduleElementwise(wrapped, vars);
+        if (externStages.erase(result.func.name())) {
+          // A layer kernel's result: its extern stage writes the output
+          // buffer itself (no copy of b * n * d floats per model).
+          out = result.func;
+        } else {
+          std::vector<Var> vars = makeVars(result.rank(), "o");
+          define(out, vars, result.at(toIndex(vars)));
+          HTensor wrapped{out, result.extents};
+          scheduleElementwise(wrapped, vars);
+        }
         for (int d = 0; d < out.dimensions(); ++d)
           out.output_buffer().dim(d).set_min(0);
         outputFuncs.push_back(out);
@@ -511,6 +520,11 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     }
     if (mlir::isa<mlir::arith::ConstantOp>(op))
       continue; // scalar constants are read where a score region uses them
+    if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op)) {
+      if (mlir::failed(lowerCall(call)))
+        return mlir::failure();
+      continue;
+    }
     if (auto kernel = mlir::dyn_cast<mlir::attn::KernelOp>(op)) {
       // Members in order; their schedules (inline, epilogue) fuse them.
       for (mlir::Operation &member :
@@ -526,6 +540,137 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
       return mlir::failure();
   }
   collectStoredBuffers(func);
+  return mlir::success();
+}
+
+Lowering::~Lowering() = default;
+
+std::string Lowering::paramName(const std::string &prefix, size_t index,
+                                const std::string &name) const {
+  if (!orderedParamNames)
+    return argumentName(prefix, index, name);
+  char ordinal[16]; // "k0003_": sorts as the argument order
+  std::snprintf(ordinal, sizeof ordinal, "k%04zu_",
+                inputParams.size() + weightParams.size());
+  return ordinal + cIdentifier(name);
+}
+
+std::vector<Argument> LayerKernel::arguments() const {
+  std::vector<Argument> args;
+  for (const ImageParam &param : lowering.inputParams)
+    args.push_back(param);
+  for (const ImageParam &param : lowering.weightParams)
+    args.push_back(param);
+  args.push_back(Argument("__user_context", Argument::InputScalar, Handle(),
+                          0, ArgumentEstimates{}));
+  return args;
+}
+
+mlir::LogicalResult Lowering::lowerCall(mlir::func::CallOp call) {
+  auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
+      call, call.getCalleeAttr());
+  auto layer = call->getAttrOfType<mlir::StringAttr>(
+      mlir::attn::AttnDialect::getLayerAttrName());
+  if (!callee || callee.isExternal() || !layer || call.getNumResults() != 1)
+    return call.emitError()
+           << "code generation supports calls of layer functions only (a "
+              "function with a body and one result, called with "
+           << mlir::attn::AttnDialect::getLayerAttrName()
+           << "; attn-outline-layers makes them)";
+  LayerKernel *&kernel = kernelBySymbol[callee.getSymName().str()];
+  if (!kernel) {
+    auto owned = std::make_unique<LayerKernel>(options);
+    owned->function = cIdentifier(callee.getSymName().str());
+    owned->lowering.orderedParamNames = true;
+    if (mlir::failed(owned->lowering.lowerFunction(callee)))
+      return mlir::failure();
+    if (owned->lowering.outputFuncs.size() != 1)
+      return callee.emitError() << "a layer function must return one tensor";
+    // The layer's sizes are its input's, and its result has the input's
+    // type: the kernel reads the input over its output's region, which is
+    // then also its answer to a bounds query (sizes that came from a query
+    // buffer's extent would be undefined).
+    if (callee.getFunctionType().getInput(0) !=
+        callee.getFunctionType().getResult(0))
+      return callee.emitError()
+             << "a layer function's result must have its first argument's "
+                "type";
+    ImageParam &input = owned->lowering.inputParams.front();
+    Func output = owned->lowering.outputFuncs.front();
+    for (int d = 0; d < input.dimensions(); ++d)
+      input.dim(d).set_extent(output.output_buffer().dim(d).extent());
+    owned->pipeline = Pipeline(owned->lowering.outputFuncs);
+    // The JIT calls the kernel with its arguments in Halide's inferred
+    // order, which must be the function's (hence orderedParamNames).
+    std::vector<Argument> inferred = owned->pipeline.infer_arguments();
+    std::vector<Argument> declared = owned->arguments();
+    declared.pop_back(); // the user context, which inference leaves out
+    bool same = inferred.size() == declared.size();
+    for (size_t i = 0; same && i < inferred.size(); ++i)
+      same = inferred[i].name == declared[i].name;
+    if (!same)
+      return callee.emitError()
+             << "internal error: Halide orders the arguments of layer kernel '"
+             << owned->function << "' differently from the function";
+    kernel = owned.get();
+    kernels.push_back(std::move(owned));
+  }
+  kernel->layers.push_back(layer.str());
+
+  std::vector<ExternFuncArgument> args;
+  std::vector<HTensor> operands;
+  for (mlir::Value operand : call.getOperands()) {
+    auto param = params.find(operand);
+    if (param != params.end()) {
+      args.push_back(ExternFuncArgument(param->second));
+      operands.push_back(get(operand));
+      continue;
+    }
+    HTensor tensor = get(operand);
+    if (!tensor.materialized) { // an extern stage reads a buffer
+      tensor.func.compute_root();
+      tensor.materialized = true;
+    }
+    args.push_back(ExternFuncArgument(tensor.func));
+    operands.push_back(tensor);
+  }
+  // The kernel's allocations and errors go through the caller's handlers.
+  args.push_back(Internal::Variable::make(Handle(), "__user_context"));
+
+  mlir::Value result = call.getResult(0);
+  HTensor tensor;
+  tensor.func = Func("layer_" + cIdentifier(layer.str())); // layer_lm_3
+  int rank = mlir::cast<mlir::RankedTensorType>(result.getType()).getRank();
+  DeviceAPI device =
+      options.gpu && !options.gpuOnHost ? DeviceAPI::CUDA : DeviceAPI::Host;
+  tensor.func.define_extern(kernel->function, args, Float(32), rank,
+                            NameMangling::C, device);
+  tensor.func.compute_root();
+  tensor.extents = extentsLike(result, operands.front().extents);
+  // Exactly the layer's tensor: a consumer that needed more would be an
+  // error, never a kernel run at another length.
+  std::vector<Var> resultVars = tensor.func.args();
+  for (int d = 0; d < rank; ++d)
+    tensor.func.bound(resultVars[d], 0, tensor.extents[rank - 1 - d]);
+  tensor.materialized = true;
+  externStages.insert(tensor.func.name());
+
+  // The kernel's own buffers, sized for this call, for checkResources.
+  std::map<std::string, Expr> extentOf;
+  const std::vector<ImageParam> &kernelParams = kernel->lowering.inputParams;
+  for (size_t i = 0; i < kernelParams.size() && i < operands.size(); ++i) {
+    const std::vector<Expr> &extents = operands[i].extents;
+    for (size_t d = 0; d < extents.size(); ++d) // Halide dim d: axis rank-1-d
+      extentOf[kernelParams[i].name() + ".extent." + std::to_string(d)] =
+          extents[extents.size() - 1 - d];
+  }
+  for (const StoredBuffer &buffer : kernel->lowering.stored) {
+    StoredBuffer sized{layer.str() + ": " + buffer.name, buffer.origin, {}};
+    for (const Expr &extent : buffer.extents)
+      sized.extents.push_back(Internal::substitute(extentOf, extent));
+    stored.push_back(std::move(sized));
+  }
+  set(result, tensor);
   return mlir::success();
 }
 
@@ -648,7 +793,9 @@ void resetBufferPoolPeak() { BufferPool::instance().resetPeak(); }
 //===----------------------------------------------------------------------===//
 
 struct ModelPipeline::Impl {
-  explicit Impl(const CodegenOptions &options) : lowering(options) {}
+  // The lowerings keep a reference to the options: this copy's.
+  explicit Impl(const CodegenOptions &given)
+      : options(given), lowering(options) {}
   std::string name;
   CodegenOptions options;
   Lowering lowering;
@@ -663,12 +810,17 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
                                                     const CodegenOptions &options) {
   std::unique_ptr<ModelPipeline> result(new ModelPipeline());
   result->impl = std::make_unique<Impl>(options);
-  result->impl->options = options;
   result->impl->name = model.getSymName().str();
   try {
-    if (mlir::failed(result->impl->lowering.lowerFunction(model)))
+    Lowering &lowering = result->impl->lowering;
+    if (mlir::failed(lowering.lowerFunction(model)))
       return nullptr;
-    result->impl->pipeline = Pipeline(result->impl->lowering.outputFuncs);
+    result->impl->pipeline = Pipeline(lowering.outputFuncs);
+    std::map<std::string, JITExtern> externs;
+    for (const std::unique_ptr<LayerKernel> &kernel : lowering.kernels)
+      externs.emplace(kernel->function, JITExtern(kernel->pipeline));
+    if (!externs.empty())
+      result->impl->pipeline.set_jit_externs(externs);
   } catch (const Halide::Error &error) {
     model.emitError() << "internal error in code generation: " << error.what();
     return nullptr;
@@ -697,12 +849,44 @@ std::vector<Argument> ModelPipeline::arguments() const {
   return args;
 }
 
+std::vector<ModelPipeline::Kernel> ModelPipeline::kernels() const {
+  std::vector<Kernel> result;
+  for (const std::unique_ptr<LayerKernel> &kernel : impl->lowering.kernels)
+    result.push_back({kernel->function, kernel->layers});
+  return result;
+}
+
+Module ModelPipeline::compileToModule(const std::string &function,
+                                      const Target &target) {
+  const std::vector<std::unique_ptr<LayerKernel>> &kernels =
+      impl->lowering.kernels;
+  if (kernels.empty())
+    return impl->pipeline.compile_to_module(arguments(), function, target);
+  // The model's function passes its user context on to the kernels.
+  Target withContext = target.with_feature(Target::UserContext);
+  std::vector<Module> modules = {
+      impl->pipeline.compile_to_module(arguments(), function, withContext)};
+  for (const std::unique_ptr<LayerKernel> &kernel : kernels)
+    modules.push_back(kernel->pipeline.compile_to_module(
+        kernel->arguments(), kernel->function, withContext));
+  return link_modules(function, modules);
+}
+
+bool ModelPipeline::takesUserContext() const {
+  return !impl->lowering.kernels.empty();
+}
+
 void ModelPipeline::compileJit(const Target &target) {
   if (impl->compiled)
     return;
-  impl->pipeline.jit_handlers().custom_malloc = BufferPool::allocate;
-  impl->pipeline.jit_handlers().custom_free = BufferPool::release;
-  impl->pipeline.compile_jit(target);
+  std::vector<Pipeline *> pipelines = {&impl->pipeline};
+  for (const std::unique_ptr<LayerKernel> &kernel : impl->lowering.kernels)
+    pipelines.push_back(&kernel->pipeline);
+  for (Pipeline *pipeline : pipelines) {
+    pipeline->jit_handlers().custom_malloc = BufferPool::allocate;
+    pipeline->jit_handlers().custom_free = BufferPool::release;
+  }
+  impl->pipeline.compile_jit(target); // and the kernels it calls
   impl->compiled = true;
 }
 

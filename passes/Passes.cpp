@@ -11,10 +11,12 @@
 namespace mlir::attn {
 
 void buildLowerToPrimitivesPipeline(OpPassManager &pm) {
+  pm.addPass(createOutlineLayersPass());
   pm.addNestedPass<func::FuncOp>(createExpandLayersPass());
   pm.addNestedPass<func::FuncOp>(createChunkPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createHoistWeightsPass());
 }
 
 std::optional<SchedulePolicy> parseSchedulePolicy(llvm::StringRef name) {
@@ -50,8 +52,9 @@ void buildSchedulePipeline(OpPassManager &pm, const TargetModel &target,
 void registerAttnPipelines() {
   PassPipelineRegistration<>(
       "attn-lower-to-primitives",
-      "Expand layer templates to primitive attn ops, rewrite chunked attention "
-      "into chunk-parallel form and clean up",
+      "Outline repeated layers into functions, expand layer templates to "
+      "primitive attn ops, rewrite chunked attention into chunk-parallel form, "
+      "clean up and hoist the layer functions' weights into arguments",
       buildLowerToPrimitivesPipeline);
   PassPipelineRegistration<SchedulePipelineOptions>(
       "attn-schedule",

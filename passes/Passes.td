@@ -14,6 +14,86 @@
 
 include "mlir/Pass/PassBase.td"
 
+def OutlineLayersPass : Pass<"attn-outline-layers", "::mlir::ModuleOp"> {
+  let summary = "Make each layer configuration a model uses more than once "
+                "one private function, called once per layer";
+  let description = [{
+    The first pass of attn-lower-to-primitives. In each model function
+    (`attn.model`), layer ops (trait Attn_LayerTrait: gau, flash, mhsa,
+    linear_attention, local_attention, glu_ffn) with the same op, the same
+    attributes other than `layer_name` and the same types form a
+    configuration. Each configuration that occurs at least twice (a
+    `repeat N` stack, or the same layer written out several times) becomes
+    a private function `@<model>.layer<k>` holding one copy of the layer
+    op, with `attn.layer_prefix` = the first layer's name; each of its
+    layer ops becomes a `func.call` with `attn.layer` = that layer's name.
+    A configuration used once stays in the model, so a model without
+    repeated layers is unchanged. Every later pass runs on the function
+    once, and code generation compiles it once as a kernel that the
+    model's pipeline calls per layer (docs/architecture.md, "Layer
+    kernels"), so compile time does not grow with depth.
+    attn-hoist-weights, at the end of the pipeline, turns the function's
+    weights into arguments.
+
+    Before:
+
+    ```mlir
+    %0 = attn.flash %x (layer_name = "lm.0", ...) : tensor<?x?x512xf32>
+    %1 = attn.flash %0 (layer_name = "lm.1", ...) : tensor<?x?x512xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %0 = call @m.layer0(%x) {attn.layer = "lm.0"} : (tensor<?x?x512xf32>) -> tensor<?x?x512xf32>
+    %1 = call @m.layer0(%0) {attn.layer = "lm.1"} : (tensor<?x?x512xf32>) -> tensor<?x?x512xf32>
+    func.func private @m.layer0(%x: tensor<?x?x512xf32> {attn.name = "x"}) -> tensor<?x?x512xf32>
+        attributes {attn.layer_prefix = "lm.0"} {
+      %0 = attn.flash %x (layer_name = "lm.0", ...) : tensor<?x?x512xf32>
+      return %0 : tensor<?x?x512xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def HoistWeightsPass : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
+  let summary = "Pass each layer function its weights as arguments, named "
+                "per call";
+  let description = [{
+    The last pass of attn-lower-to-primitives. In each function with
+    `attn.layer_prefix = P` (attn-outline-layers), every
+    `attn.weight "P.<part>"` becomes a trailing argument with
+    `attn.weight = "<part>"` (one per distinct name, in order of first
+    use), and every call of the function with `attn.layer = L` passes a new
+    `attn.weight "L.<part>"` for it. A weight whose name does not start
+    with `P.` is an error at the weight. Functions without weights are
+    left alone, so the pass can run twice.
+
+    Before:
+
+    ```mlir
+    %0 = call @m.layer0(%x) {attn.layer = "lm.1"} : ...
+    func.func private @m.layer0(%x: tensor<?x?x512xf32>) -> ... attributes {attn.layer_prefix = "lm.0"} {
+      %w = attn.weight "lm.0.out.weight" : tensor<1024x512xf32>
+      ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %w1 = attn.weight "lm.1.out.weight" : tensor<1024x512xf32>
+    %0 = call @m.layer0(%x, %w1) {attn.layer = "lm.1"} : ...
+    func.func private @m.layer0(%x: tensor<?x?x512xf32>,
+        %w: tensor<1024x512xf32> {attn.name = "out.weight", attn.weight = "out.weight"}) -> ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def ExpandLayersPass : Pass<"attn-expand-layers", "::mlir::func::FuncOp"> {
   let summary = "Lower every layer template op to primitive attn ops with the "
                 "exact mathematics of the FLASH paper";

@@ -68,9 +68,20 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
     return verifyScheduleForOp(op, cast<ScheduleAttr>(attr.getValue()).getParams(),
                                [&] { return op->emitError(); });
   }
-  if (name == getNameAttrName() || name == getDimsAttrName())
+  if (name == getLayerPrefixAttrName() || name == getLayerAttrName()) {
+    auto text = dyn_cast<StringAttr>(attr.getValue());
+    if (!text || text.getValue().empty())
+      return op->emitError() << "'" << name << "' must be a non-empty string";
+    bool onFunction = name == getLayerPrefixAttrName();
+    if (onFunction ? !isa<func::FuncOp>(op) : !isa<func::CallOp>(op))
+      return op->emitError() << "'" << name << "' is only valid on "
+                             << (onFunction ? "func.func" : "func.call");
+    return success();
+  }
+  if (name == getNameAttrName() || name == getDimsAttrName() ||
+      name == getWeightArgAttrName())
     return op->emitError() << "'" << name
-                           << "' belongs on a model argument or result";
+                           << "' belongs on a function argument or result";
   return op->emitError() << "unknown attn attribute '" << name << "'";
 }
 
@@ -84,6 +95,15 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
     if (!text || text.getValue().empty())
       return op->emitError() << "'" << name << "' of " << what
                              << " must be a non-empty string";
+    return success();
+  }
+  if (name == AttnDialect::getWeightArgAttrName()) {
+    auto text = dyn_cast<StringAttr>(attr.getValue());
+    if (!text || text.getValue().empty() ||
+        !op->hasAttr(AttnDialect::getLayerPrefixAttrName()))
+      return op->emitError() << "'" << name << "' of " << what
+                             << " must be a non-empty string on a layer "
+                                "function (attn.layer_prefix)";
     return success();
   }
   if (name != AttnDialect::getDimsAttrName())

@@ -36,7 +36,10 @@ def Attn_Dialect : Dialect {
 
     A model is a `func.func` carrying the discardable attributes `attn.model`,
     `attn.runtime_dims`, and `attn.name` / `attn.dims` on its arguments and
-    results; the dialect verifies them (see `docs/dialect.md`).
+    results; the dialect verifies them (see `docs/dialect.md`). A layer
+    function (attn-outline-layers) is a private `func.func` with
+    `attn.layer_prefix`, called by `func.call`s with `attn.layer`; its
+    weight arguments carry `attn.weight` (attn-hoist-weights).
   }];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
@@ -59,6 +62,17 @@ def Attn_Dialect : Dialect {
     /// Array of strings on a model argument/result: per axis the runtime
     /// dim's name, or "" for a static axis.
     static ::llvm::StringRef getDimsAttrName() { return "attn.dims"; }
+    /// String attribute on a layer function: the name of the layer it was
+    /// made from, the prefix of its weights until attn-hoist-weights.
+    static ::llvm::StringRef getLayerPrefixAttrName() {
+      return "attn.layer_prefix";
+    }
+    /// String attribute on a call of a layer function: the layer it
+    /// computes (its weights are `<layer>.<part>`).
+    static ::llvm::StringRef getLayerAttrName() { return "attn.layer"; }
+    /// String attribute on a weight argument of a layer function: the
+    /// weight's name after the layer prefix.
+    static ::llvm::StringRef getWeightArgAttrName() { return "attn.weight"; }
 
     /// Registers the attributes of AttnAttrs.td (defined in AttnAttrs.cpp).
     void registerAttributes();

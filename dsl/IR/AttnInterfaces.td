@@ -37,6 +37,10 @@ def Attn_NormTrait : Attn_OpTrait<"Norm">;
 /// elementwise ops, norms, rope, linear attention and the chunk form's
 /// re-layout and scan.
 def Attn_RowwiseStageTrait : Attn_OpTrait<"RowwiseStage">;
+/// A layer template (gau, flash, mhsa, ...): one input, one result of its
+/// type, weights named after its `layer_name`. attn-outline-layers compiles
+/// each configuration used more than once as one function.
+def Attn_LayerTrait : Attn_OpTrait<"Layer">;
 
 def Attn_ProductOpInterface : OpInterface<"ProductOpInterface"> {
   let cppNamespace = "::mlir::attn";

@@ -33,7 +33,7 @@ def Attn_LayerCommonDoc {
 /// static feature dim d >= 1, non-empty layer_name, eps > 0) and then the
 /// op's own attributes.
 class Attn_LayerOp<string mnemonic, list<Trait> traits = []>
-    : Attn_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+    : Attn_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType, Attn_LayerTrait])> {
   let results = (outs Attn_Tensor:$result);
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -57,6 +57,7 @@ bool isNorm(Operation *op);
 /// attention or a row-wise stage with one result of rank >= 1. Views,
 /// constants, scalar ops and layer ops have none.
 bool needsSchedule(Operation *op);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_DSL_IR_ATTNOPS_H

@@ -34,6 +34,10 @@ template <typename ConcreteType>
 class RowwiseStage
     : public mlir::OpTrait::TraitBase<ConcreteType, RowwiseStage> {};
 
+/// See Attn_LayerTrait in AttnInterfaces.td.
+template <typename ConcreteType>
+class Layer : public mlir::OpTrait::TraitBase<ConcreteType, Layer> {};
+
 } // namespace mlir::attn::OpTrait
 
 #endif // ATTNC_DSL_IR_ATTNTRAITS_H

@@ -67,7 +67,7 @@ func.func @runtime_dim_kind_not_string() attributes {attn.model, attn.runtime_di
 
 // -----
 
-// expected-error @+1 {{'attn.name' belongs on a model argument or result}}
+// expected-error @+1 {{'attn.name' belongs on a function argument or result}}
 func.func @name_on_function() attributes {attn.model, attn.name = "f"} {
   return
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "flash_layer.h"
 #include "many_dims.h"
+#include "repeated.h"
 
 #include "codegen/Aot.h"
 #include "runtime/Safetensors.h"
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <sstream>
 
 namespace attnc::e2e {
 namespace {
@@ -31,8 +33,12 @@ using codegen::HostTensor;
 using codegen::TensorMap;
 using ::testing::HasSubstr;
 
+/// A file of the running test's own (ctest runs the tests in parallel).
 std::string tempPath(const std::string &name) {
-  return ::testing::TempDir() + "/attnc_aot_" + name;
+  const ::testing::TestInfo *test =
+      ::testing::UnitTest::GetInstance()->current_test_info();
+  return ::testing::TempDir() + "/attnc_aot_" + test->test_suite_name() + "." +
+         test->name() + "_" + name;
 }
 
 /// Writes `weights` as a safetensors file, optionally leaving one out.
@@ -223,6 +229,48 @@ TEST_F(AotTest, TruncatedAndCorruptWeightFilesAreRejected) {
   std::ofstream(corrupt, std::ios::binary) << broken;
   EXPECT_EQ(attn_weights_load(corrupt.c_str(), &other), ATTN_ERROR_FORMAT);
   EXPECT_STRNE(attn_error_message(), "");
+}
+
+// A model whose three layers share one configuration is one layer kernel,
+// called per layer by the model's function, in the JIT and in the library
+// alike, and both match the fp64 reference.
+TEST(AotRepeatedLayersTest, OneLayerKernelServesEveryLayer) {
+  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/repeated.attn");
+  std::stringstream source;
+  source << file.rdbuf();
+  std::unique_ptr<CompiledModel> model =
+      compileAttn(source.str(), driver::SchedulePolicy::Default);
+  ASSERT_TRUE(model->jit) << model->diagnostics;
+  std::vector<codegen::ModelPipeline::Kernel> kernels =
+      model->jit->pipeline().kernels();
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].function, "repeated_layer0");
+  EXPECT_THAT(kernels[0].layers,
+              ::testing::ElementsAre("stack.0", "stack.1", "stack.2"));
+
+  TensorMap weights = codegen::randomWeights(model->jit->pipeline().weights(), 5);
+  TensorMap inputs = randomInputs(*model->jit, {{"n", 21}, {"b", 2}}, 6);
+  TensorMap got = runJit(*model, inputs, weights);
+  EXPECT_LE(relativeError(got, runReference(*model, inputs, weights)), 1e-5);
+
+  std::string path = saveWeights(weights, "repeated.safetensors");
+  attn_weights *set = nullptr;
+  ASSERT_EQ(attn_weights_load(path.c_str(), &set), ATTN_OK)
+      << attn_error_message();
+  repeated_weights bound;
+  ASSERT_EQ(repeated_weights_bind(set, &bound), ATTN_OK)
+      << attn_error_message();
+  HostTensor x = inputs.at("x"), y(got.at("y").shape);
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  EXPECT_EQ(repeated_run(&bound, &xt, &yt), ATTN_OK) << attn_error_message();
+  attn_weights_free(set);
+  const HostTensor &want = got.at("y");
+  double maxDiff = 0, maxRef = 0;
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    maxDiff = std::max(maxDiff, double(std::abs(y.data[i] - want.data[i])));
+    maxRef = std::max(maxRef, double(std::abs(want.data[i])));
+  }
+  EXPECT_LE(maxDiff / maxRef, 1e-6);
 }
 
 // The wrapper binds every runtime dim of a model with many of them (its table
