@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Aot.h"
+#include "codegen/Program.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -45,6 +46,109 @@ static std::string dimNameArray(const TensorInfo &info) {
   return os.str();
 }
 
+/// A C expression for axis `axis` (MLIR order) of the tensor in `slot`.
+static std::string axisExpr(const Program &program, const Slot &slot,
+                            size_t axis) {
+  switch (slot.kind) {
+  case Slot::Input:
+    return cIdentifier(program.inputs[slot.index].name) + "->shape[" +
+           std::to_string(axis) + "]";
+  case Slot::Output:
+    return cIdentifier(program.outputs[slot.index].name) + "->shape[" +
+           std::to_string(axis) + "]";
+  case Slot::Weight:
+    return std::to_string(program.weights[slot.index].shape[axis]);
+  case Slot::Temp:
+    break;
+  }
+  return "t" + std::to_string(slot.index) + "_shape[" + std::to_string(axis) +
+         "]";
+}
+
+/// The body of <m>_run for a program: each step's temporaries allocated,
+/// its kernel called, the temporaries it read last freed; on a failure,
+/// every temporary freed before the `fail:` label that maps the error.
+static void generateProgramRun(std::ostream &os, const Program &program,
+                               const std::vector<std::string> &buffers) {
+  size_t inputs = program.inputs.size(), weights = program.weights.size();
+  auto bufferOf = [&](const Slot &slot) {
+    switch (slot.kind) {
+    case Slot::Input:
+      return buffers[slot.index];
+    case Slot::Weight:
+      return buffers[inputs + slot.index];
+    case Slot::Output:
+      return buffers[inputs + weights + slot.index];
+    case Slot::Temp:
+      break;
+    }
+    return "&t" + std::to_string(slot.index) + "_buf";
+  };
+  std::vector<size_t> rank(program.temps, 0);
+  for (const Step &step : program.steps)
+    for (size_t r = 0; r < step.results.size(); ++r)
+      if (step.results[r].kind == Slot::Temp)
+        rank[step.results[r].index] = step.resultShapes[r].size();
+  for (size_t t = 0; t < program.temps; ++t) {
+    size_t n = std::max<size_t>(rank[t], 1);
+    os << "  float *t" << t << " = NULL; int64_t t" << t << "_shape[" << n
+       << "]; halide_buffer_t t" << t << "_buf; halide_dimension_t t" << t
+       << "_dims[" << n << "];\n";
+  }
+  for (size_t k = 0; k < program.steps.size(); ++k) {
+    const Step &step = program.steps[k];
+    os << "  /* step " << k << ": " << step.label << " ("
+       << step.kernel->function << ") */\n"
+       << "  step = \"" << step.label << "\";\n";
+    for (size_t r = 0; r < step.results.size(); ++r) {
+      const Slot &slot = step.results[r];
+      if (slot.kind != Slot::Temp)
+        continue;
+      std::string t = "t" + std::to_string(slot.index);
+      const std::vector<AxisSize> &sizes = step.resultShapes[r];
+      std::string bytes = "sizeof(float)";
+      for (size_t a = 0; a < sizes.size(); ++a) {
+        os << "  " << t << "_shape[" << a << "] = "
+           << (sizes[a].size >= 0
+                   ? std::to_string(sizes[a].size)
+                   : axisExpr(program, step.args[sizes[a].arg], sizes[a].axis))
+           << ";\n";
+        bytes += " * (size_t)" + t + "_shape[" + std::to_string(a) + "]";
+      }
+      os << "  " << t << " = (float *)malloc(" << bytes << ");\n"
+         << "  if (!" << t
+         << ") { error = halide_error_code_out_of_memory; goto fail; }\n"
+         << "  attnc_buffer(&" << t << "_buf, " << t << "_dims, " << t << ", "
+         << sizes.size() << ", " << t << "_shape);\n";
+    }
+    os << "  error = " << step.kernel->function << "(";
+    std::vector<std::string> args;
+    for (const Slot &slot : step.args)
+      args.push_back(bufferOf(slot));
+    for (const Slot &slot : step.weights)
+      args.push_back(bufferOf(slot));
+    for (const Slot &slot : step.results)
+      args.push_back(bufferOf(slot));
+    for (size_t i = 0; i < args.size(); ++i)
+      os << (i ? ", " : "") << args[i];
+    os << ");\n  if (error != 0) goto fail;\n";
+    for (size_t t = 0; t < program.temps; ++t)
+      if (program.lastUse[t] == k && rank[t] > 0)
+        os << "  free(t" << t << "); t" << t << " = NULL;\n";
+  }
+  for (const auto &[index, slot] : program.outputCopies) {
+    const TensorInfo &out = program.outputs[index];
+    std::string id = cIdentifier(out.name), bytes = "sizeof(float)";
+    for (size_t a = 0; a < out.shape.size(); ++a)
+      bytes += " * (size_t)" + id + "->shape[" + std::to_string(a) + "]";
+    std::string source = bufferOf(slot) + "->host";
+    os << "  memcpy(" << id << "->data, " << source << ", " << bytes << ");\n";
+  }
+  os << "  return ATTN_OK;\nfail:\n";
+  for (size_t t = 0; t < program.temps; ++t)
+    os << "  free(t" << t << ");\n";
+}
+
 std::string generateWrapperHeader(const ModelPipeline &pipeline,
                                   const std::string &name) {
   const std::string m = name.empty() ? pipeline.name() : name;
@@ -77,7 +181,7 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include \"attn_runtime.h\"\n"
      << "#include \"" << m << "_kernel.h\"\n\n"
-     << "#include <stdio.h>\n#include <string.h>\n\n"
+     << "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
 
   // Helpers shared by every generated header.
@@ -192,7 +296,8 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
      << "  const char *boundNames[" << table << "]; int64_t boundSizes["
      << table << "]; int bound = 0;\n"
      << "  attn_status status;\n"
-     << "  int error;\n";
+     << "  int error;\n"
+     << "  const char *step = \"\"; /* the layer running, for messages */\n";
   size_t maxRank = 1;
   auto check = [&](const TensorInfo &t, const char *role) {
     std::string id = cIdentifier(t.name);
@@ -234,13 +339,20 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
   for (const TensorInfo &out : pipeline.outputs())
     buffer(out, cIdentifier(out.name));
   os << "  attnc_halide_message[0] = '\\0';\n"
-     << "  halide_set_error_handler(attnc_halide_error);\n"
-     << "  error = " << m << "_kernel("
-     << (pipeline.takesUserContext() ? "NULL, " : "");
-  for (size_t i = 0; i < buffers.size(); ++i)
-    os << (i ? ", " : "") << buffers[i];
-  os << ");\n"
-     << "  if (error != 0) {\n"
+     << "  halide_set_error_handler(attnc_halide_error);\n";
+  const Program *program = pipeline.program();
+  if (!program) {
+    os << "  error = " << m << "_kernel(";
+    for (size_t i = 0; i < buffers.size(); ++i)
+      os << (i ? ", " : "") << buffers[i];
+    os << ");\n"
+       << "  if (error != 0) goto fail;\n"
+       << "  return ATTN_OK;\n"
+       << "fail:\n";
+  } else {
+    generateProgramRun(os, *program, buffers);
+  }
+  os << "  {\n"
      << "    char message[768];\n"
      << "    attn_status code = ATTN_ERROR_RUNTIME;\n"
      << "    const char *what = \"the kernel failed\";\n"
@@ -256,11 +368,11 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
         "this size\";\n"
      << "    }\n"
      << "    snprintf(message, sizeof message, \"" << m
-     << "_run: %s (Halide error %d: %s)\", what, error,\n"
-     << "             attnc_halide_message);\n"
+     << "_run: %s%s%s (Halide error %d: %s)\", what,\n"
+     << "             step[0] ? \" in layer \" : \"\", step, error, "
+        "attnc_halide_message);\n"
      << "    return attn_set_error(code, message);\n"
-     << "  }\n"
-     << "  return ATTN_OK;\n}\n\n"
+     << "  }\n}\n\n"
      << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << guard
      << " */\n";
   return os.str();

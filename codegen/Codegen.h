@@ -1,7 +1,8 @@
 //===- Codegen.h - attn dialect to Halide pipelines ---------------*- C++ -*-===//
 //
 // This file declares the code generator: it turns one primitive-level model
-// function (after attn-expand-layers) into a Halide pipeline whose inputs
+// function (after attn-expand-layers) into a Halide pipeline, or into a
+// program of one pipeline per called function (codegen/Program.h), whose inputs
 // are the model's inputs and weights, with runtime dims (seq, batch) left as
 // runtime extents so that one compiled pipeline serves every n and batch.
 // The pipeline can be JIT-compiled and run, or compiled ahead of time.
@@ -43,6 +44,8 @@ struct CodegenOptions {
   bool gpuOnHost = false;
 };
 
+struct Program;
+
 /// A model lowered to a Halide pipeline.
 class ModelPipeline {
 public:
@@ -57,24 +60,22 @@ public:
   const std::vector<TensorInfo> &weights() const;
   const std::vector<TensorInfo> &outputs() const;
 
-  /// The pipeline's arguments in call order: inputs, then weights.
-  std::vector<Halide::Argument> arguments() const;
-  Halide::Pipeline &pipeline();
-
-  /// A layer kernel: a layer function (attn-outline-layers) compiled once
-  /// and called by the pipeline per layer.
+  /// A function the model calls (a layer function or glue, made by
+  /// attn-outline-layers), compiled once and run by the model per call.
   struct Kernel {
-    std::string function;            ///< Its C name.
-    std::vector<std::string> layers; ///< The layers it computes, in order.
+    std::string function;           ///< Its C name.
+    std::vector<std::string> calls; ///< The layer each call computes.
   };
+  /// The model's kernels; none when the model is one pipeline.
   std::vector<Kernel> kernels() const;
+  /// The program of a model that calls functions, or null (Program.h).
+  const Program *program() const;
 
-  /// The pipeline lowered for `target` as the function `function`, with
-  /// its layer kernels' functions in the same module. With kernels the
-  /// function takes a user context first (takesUserContext).
+  /// The model lowered for `target`: the function `function` (inputs,
+  /// weights, then outputs), or, for a program, each kernel's function in
+  /// one module named `function`.
   Halide::Module compileToModule(const std::string &function,
                                  const Halide::Target &target);
-  bool takesUserContext() const;
 
   /// JIT-compiles the pipeline for `target` (once; later calls are no-ops).
   void compileJit(const Halide::Target &target);

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LoweringImpl.h"
-#include "codegen/Aot.h"
+#include "codegen/Program.h"
 #include "codegen/Resources.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -83,8 +83,8 @@ static std::string argumentName(const std::string &prefix, size_t index,
   return out;
 }
 
-static TensorInfo describe(const std::string &name, mlir::RankedTensorType type,
-                           mlir::ArrayAttr dims) {
+TensorInfo describe(const std::string &name, mlir::RankedTensorType type,
+                    mlir::ArrayAttr dims) {
   TensorInfo info;
   info.name = name;
   for (int64_t i = 0; i < type.getRank(); ++i) {
@@ -437,7 +437,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     TensorInfo info = describe(name ? name.str() : "arg" + std::to_string(index),
                                type, dims);
     ImageParam param(Float(32), type.getRank(),
-                     paramName("in", index, info.name));
+                     argumentName("in", index, info.name));
     // Buffers start at 0 (the JIT and the AOT wrapper make them so): index
     // arithmetic then keeps its alignment (tiles, packed panels).
     for (int d = 0; d < type.getRank(); ++d)
@@ -451,11 +451,10 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     tensor.materialized = true;
     inputParams.push_back(param);
     inputs.push_back(info);
-    params[arg] = param;
     set(arg, tensor);
   }
 
-  std::map<std::string, std::pair<HTensor, ImageParam>> weightByName;
+  std::map<std::string, HTensor> weightByName;
   for (mlir::Operation &op : func.getBody().front()) {
     if (auto weight = mlir::dyn_cast<mlir::attn::WeightOp>(op)) {
       auto type = mlir::cast<mlir::RankedTensorType>(weight.getType());
@@ -467,7 +466,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
       auto it = weightByName.find(name);
       if (it == weightByName.end()) {
         ImageParam param(Float(32), type.getRank(),
-                         paramName("w", weightParams.size(), name));
+                         argumentName("w", weightParams.size(), name));
         for (int d = 0; d < type.getRank(); ++d)
           param.dim(d).set_min(0);
         HTensor tensor;
@@ -477,10 +476,9 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         tensor.materialized = true;
         weightParams.push_back(param);
         weights.push_back(describe(name, type, nullptr));
-        it = weightByName.emplace(name, std::make_pair(tensor, param)).first;
+        it = weightByName.emplace(name, tensor).first;
       }
-      set(weight, it->second.first);
-      params[weight] = it->second.second;
+      set(weight, it->second);
       continue;
     }
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
@@ -491,6 +489,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         auto dims = func.getResultAttrOfType<mlir::ArrayAttr>(index, "attn.dims");
         outputs.push_back(describe(
             name ? name.str() : "out" + std::to_string(index), type, dims));
+        outputExtents.push_back(result.extents);
         Func out(argumentName("out", index, outputs.back().name));
         // The copy's schedule is the result's attribute (attn-tile's).
         currentOp = nullptr;
@@ -502,16 +501,10 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
                 ret, "result " + llvm::Twine(index) + " of the model",
                 currentSchedule, options.gpu)))
           return mlir::failure();
-        if (externStages.erase(result.func.name())) {
-          // A layer kernel's result: its extern stage writes the output
-          // buffer itself (no copy of b * n * d floats per model).
-          out = result.func;
-        } else {
-          std::vector<Var> vars = makeVars(result.rank(), "o");
-          define(out, vars, result.at(toIndex(vars)));
-          HTensor wrapped{out, result.extents};
-          scheduleElementwise(wrapped, vars);
-        }
+        std::vector<Var> vars = makeVars(result.rank(), "o");
+        define(out, vars, result.at(toIndex(vars)));
+        HTensor wrapped{out, result.extents};
+        scheduleElementwise(wrapped, vars);
         for (int d = 0; d < out.dimensions(); ++d)
           out.output_buffer().dim(d).set_min(0);
         outputFuncs.push_back(out);
@@ -520,11 +513,6 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     }
     if (mlir::isa<mlir::arith::ConstantOp>(op))
       continue; // scalar constants are read where a score region uses them
-    if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op)) {
-      if (mlir::failed(lowerCall(call)))
-        return mlir::failure();
-      continue;
-    }
     if (auto kernel = mlir::dyn_cast<mlir::attn::KernelOp>(op)) {
       // Members in order; their schedules (inline, epilogue) fuse them.
       for (mlir::Operation &member :
@@ -543,135 +531,13 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
   return mlir::success();
 }
 
-Lowering::~Lowering() = default;
-
-std::string Lowering::paramName(const std::string &prefix, size_t index,
-                                const std::string &name) const {
-  if (!orderedParamNames)
-    return argumentName(prefix, index, name);
-  char ordinal[16]; // "k0003_": sorts as the argument order
-  std::snprintf(ordinal, sizeof ordinal, "k%04zu_",
-                inputParams.size() + weightParams.size());
-  return ordinal + cIdentifier(name);
-}
-
-std::vector<Argument> LayerKernel::arguments() const {
+std::vector<Argument> Lowering::arguments() const {
   std::vector<Argument> args;
-  for (const ImageParam &param : lowering.inputParams)
+  for (const ImageParam &param : inputParams)
     args.push_back(param);
-  for (const ImageParam &param : lowering.weightParams)
+  for (const ImageParam &param : weightParams)
     args.push_back(param);
-  args.push_back(Argument("__user_context", Argument::InputScalar, Handle(),
-                          0, ArgumentEstimates{}));
   return args;
-}
-
-mlir::LogicalResult Lowering::lowerCall(mlir::func::CallOp call) {
-  auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
-      call, call.getCalleeAttr());
-  auto layer = call->getAttrOfType<mlir::StringAttr>(
-      mlir::attn::AttnDialect::getLayerAttrName());
-  if (!callee || callee.isExternal() || !layer || call.getNumResults() != 1)
-    return call.emitError()
-           << "code generation supports calls of layer functions only (a "
-              "function with a body and one result, called with "
-           << mlir::attn::AttnDialect::getLayerAttrName()
-           << "; attn-outline-layers makes them)";
-  LayerKernel *&kernel = kernelBySymbol[callee.getSymName().str()];
-  if (!kernel) {
-    auto owned = std::make_unique<LayerKernel>(options);
-    owned->function = cIdentifier(callee.getSymName().str());
-    owned->lowering.orderedParamNames = true;
-    if (mlir::failed(owned->lowering.lowerFunction(callee)))
-      return mlir::failure();
-    if (owned->lowering.outputFuncs.size() != 1)
-      return callee.emitError() << "a layer function must return one tensor";
-    // The layer's sizes are its input's, and its result has the input's
-    // type: the kernel reads the input over its output's region, which is
-    // then also its answer to a bounds query (sizes that came from a query
-    // buffer's extent would be undefined).
-    if (callee.getFunctionType().getInput(0) !=
-        callee.getFunctionType().getResult(0))
-      return callee.emitError()
-             << "a layer function's result must have its first argument's "
-                "type";
-    ImageParam &input = owned->lowering.inputParams.front();
-    Func output = owned->lowering.outputFuncs.front();
-    for (int d = 0; d < input.dimensions(); ++d)
-      input.dim(d).set_extent(output.output_buffer().dim(d).extent());
-    owned->pipeline = Pipeline(owned->lowering.outputFuncs);
-    // The JIT calls the kernel with its arguments in Halide's inferred
-    // order, which must be the function's (hence orderedParamNames).
-    std::vector<Argument> inferred = owned->pipeline.infer_arguments();
-    std::vector<Argument> declared = owned->arguments();
-    declared.pop_back(); // the user context, which inference leaves out
-    bool same = inferred.size() == declared.size();
-    for (size_t i = 0; same && i < inferred.size(); ++i)
-      same = inferred[i].name == declared[i].name;
-    if (!same)
-      return callee.emitError()
-             << "internal error: Halide orders the arguments of layer kernel '"
-             << owned->function << "' differently from the function";
-    kernel = owned.get();
-    kernels.push_back(std::move(owned));
-  }
-  kernel->layers.push_back(layer.str());
-
-  std::vector<ExternFuncArgument> args;
-  std::vector<HTensor> operands;
-  for (mlir::Value operand : call.getOperands()) {
-    auto param = params.find(operand);
-    if (param != params.end()) {
-      args.push_back(ExternFuncArgument(param->second));
-      operands.push_back(get(operand));
-      continue;
-    }
-    HTensor tensor = get(operand);
-    if (!tensor.materialized) { // an extern stage reads a buffer
-      tensor.func.compute_root();
-      tensor.materialized = true;
-    }
-    args.push_back(ExternFuncArgument(tensor.func));
-    operands.push_back(tensor);
-  }
-  // The kernel's allocations and errors go through the caller's handlers.
-  args.push_back(Internal::Variable::make(Handle(), "__user_context"));
-
-  mlir::Value result = call.getResult(0);
-  HTensor tensor;
-  tensor.func = Func("layer_" + cIdentifier(layer.str())); // layer_lm_3
-  int rank = mlir::cast<mlir::RankedTensorType>(result.getType()).getRank();
-  DeviceAPI device =
-      options.gpu && !options.gpuOnHost ? DeviceAPI::CUDA : DeviceAPI::Host;
-  tensor.func.define_extern(kernel->function, args, Float(32), rank,
-                            NameMangling::C, device);
-  tensor.func.compute_root();
-  tensor.extents = extentsLike(result, operands.front().extents);
-  // Exactly the layer's tensor: a consumer that needed more would be an
-  // error, never a kernel run at another length.
-  std::vector<Var> resultVars = tensor.func.args();
-  for (int d = 0; d < rank; ++d)
-    tensor.func.bound(resultVars[d], 0, tensor.extents[rank - 1 - d]);
-  tensor.materialized = true;
-  externStages.insert(tensor.func.name());
-
-  // The kernel's own buffers, sized for this call, for checkResources.
-  std::map<std::string, Expr> extentOf;
-  const std::vector<ImageParam> &kernelParams = kernel->lowering.inputParams;
-  for (size_t i = 0; i < kernelParams.size() && i < operands.size(); ++i) {
-    const std::vector<Expr> &extents = operands[i].extents;
-    for (size_t d = 0; d < extents.size(); ++d) // Halide dim d: axis rank-1-d
-      extentOf[kernelParams[i].name() + ".extent." + std::to_string(d)] =
-          extents[extents.size() - 1 - d];
-  }
-  for (const StoredBuffer &buffer : kernel->lowering.stored) {
-    StoredBuffer sized{layer.str() + ": " + buffer.name, buffer.origin, {}};
-    for (const Expr &extent : buffer.extents)
-      sized.extents.push_back(Internal::substitute(extentOf, extent));
-    stored.push_back(std::move(sized));
-  }
-  set(result, tensor);
-  return mlir::success();
 }
 
 /// `model.attn:12:7`, or the location as MLIR prints it.
@@ -798,9 +664,17 @@ struct ModelPipeline::Impl {
       : options(given), lowering(options) {}
   std::string name;
   CodegenOptions options;
-  Lowering lowering;
+  Lowering lowering;  ///< One pipeline: the model's function.
   Pipeline pipeline;
+  std::unique_ptr<Program> program; ///< Or the program of its calls.
   bool compiled = false;
+
+  runtime::Result runProgram(const std::vector<Buffer<float>> &inputs,
+                             const std::vector<Buffer<float>> &weights,
+                             std::vector<Buffer<float>> &outputs);
+  runtime::Result checkProgram(const std::vector<std::vector<int64_t>> &inputs,
+                               const std::vector<std::vector<int64_t>> &outputs,
+                               int64_t ioBytes) const;
 };
 
 ModelPipeline::ModelPipeline() = default;
@@ -810,17 +684,18 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
                                                     const CodegenOptions &options) {
   std::unique_ptr<ModelPipeline> result(new ModelPipeline());
   result->impl = std::make_unique<Impl>(options);
-  result->impl->name = model.getSymName().str();
+  Impl &impl = *result->impl;
+  impl.name = model.getSymName().str();
   try {
-    Lowering &lowering = result->impl->lowering;
-    if (mlir::failed(lowering.lowerFunction(model)))
+    if (callsFunctions(model)) {
+      impl.program = Program::build(model, impl.options);
+      if (!impl.program)
+        return nullptr;
+      return result;
+    }
+    if (mlir::failed(impl.lowering.lowerFunction(model)))
       return nullptr;
-    result->impl->pipeline = Pipeline(lowering.outputFuncs);
-    std::map<std::string, JITExtern> externs;
-    for (const std::unique_ptr<LayerKernel> &kernel : lowering.kernels)
-      externs.emplace(kernel->function, JITExtern(kernel->pipeline));
-    if (!externs.empty())
-      result->impl->pipeline.set_jit_externs(externs);
+    impl.pipeline = Pipeline(impl.lowering.outputFuncs);
   } catch (const Halide::Error &error) {
     model.emitError() << "internal error in code generation: " << error.what();
     return nullptr;
@@ -830,69 +705,87 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
 
 const std::string &ModelPipeline::name() const { return impl->name; }
 const std::vector<TensorInfo> &ModelPipeline::inputs() const {
-  return impl->lowering.inputs;
+  return impl->program ? impl->program->inputs : impl->lowering.inputs;
 }
 const std::vector<TensorInfo> &ModelPipeline::weights() const {
-  return impl->lowering.weights;
+  return impl->program ? impl->program->weights : impl->lowering.weights;
 }
 const std::vector<TensorInfo> &ModelPipeline::outputs() const {
-  return impl->lowering.outputs;
+  return impl->program ? impl->program->outputs : impl->lowering.outputs;
 }
-Pipeline &ModelPipeline::pipeline() { return impl->pipeline; }
-
-std::vector<Argument> ModelPipeline::arguments() const {
-  std::vector<Argument> args;
-  for (const ImageParam &param : impl->lowering.inputParams)
-    args.push_back(param);
-  for (const ImageParam &param : impl->lowering.weightParams)
-    args.push_back(param);
-  return args;
-}
-
-std::vector<ModelPipeline::Kernel> ModelPipeline::kernels() const {
-  std::vector<Kernel> result;
-  for (const std::unique_ptr<LayerKernel> &kernel : impl->lowering.kernels)
-    result.push_back({kernel->function, kernel->layers});
-  return result;
-}
+const Program *ModelPipeline::program() const { return impl->program.get(); }
 
 Module ModelPipeline::compileToModule(const std::string &function,
                                       const Target &target) {
-  const std::vector<std::unique_ptr<LayerKernel>> &kernels =
-      impl->lowering.kernels;
-  if (kernels.empty())
-    return impl->pipeline.compile_to_module(arguments(), function, target);
-  // The model's function passes its user context on to the kernels.
-  Target withContext = target.with_feature(Target::UserContext);
-  std::vector<Module> modules = {
-      impl->pipeline.compile_to_module(arguments(), function, withContext)};
-  for (const std::unique_ptr<LayerKernel> &kernel : kernels)
+  if (!impl->program)
+    return impl->pipeline.compile_to_module(impl->lowering.arguments(), function,
+                                            target);
+  std::vector<Module> modules;
+  for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
     modules.push_back(kernel->pipeline.compile_to_module(
-        kernel->arguments(), kernel->function, withContext));
+        kernel->lowering.arguments(), kernel->function, target));
   return link_modules(function, modules);
-}
-
-bool ModelPipeline::takesUserContext() const {
-  return !impl->lowering.kernels.empty();
 }
 
 void ModelPipeline::compileJit(const Target &target) {
   if (impl->compiled)
     return;
-  std::vector<Pipeline *> pipelines = {&impl->pipeline};
-  for (const std::unique_ptr<LayerKernel> &kernel : impl->lowering.kernels)
-    pipelines.push_back(&kernel->pipeline);
+  std::vector<Pipeline *> pipelines;
+  if (impl->program)
+    for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
+      pipelines.push_back(&kernel->pipeline);
+  else
+    pipelines.push_back(&impl->pipeline);
   for (Pipeline *pipeline : pipelines) {
     pipeline->jit_handlers().custom_malloc = BufferPool::allocate;
     pipeline->jit_handlers().custom_free = BufferPool::release;
+    pipeline->compile_jit(target);
   }
-  impl->pipeline.compile_jit(target); // and the kernels it calls
   impl->compiled = true;
+}
+
+/// Realizes `pipeline` into `realization`. A kernel's failure as
+/// ModelPipeline::run documents it; `what` names the kernel.
+static runtime::Result realize(Pipeline &pipeline, Realization &realization,
+                               const std::string &what) {
+  try {
+    pipeline.realize(realization);
+  } catch (const Halide::Error &e) {
+    // Resource failures are the run's size, not a bug: Halide refuses a
+    // buffer over its limit before allocating, and the pool reports a
+    // failed allocation.
+    std::string message = e.what();
+    if (size_t bytes = BufferPool::instance().takeFailedBytes())
+      return runtime::Result::error(ATTN_ERROR_OUT_OF_MEMORY,
+                                    "out of memory: " + what +
+                                        " could not allocate " +
+                                        formatBytes(int64_t(bytes)));
+    if (message.find("exceeds the maximum size") != std::string::npos)
+      return runtime::Result::error(
+          ATTN_ERROR_OUT_OF_MEMORY,
+          what + " needs a buffer larger than Halide 14 allows (2^31 - 1 "
+                 "bytes): " + message);
+    return runtime::Result::error(
+        ATTN_ERROR_RUNTIME, "internal error: " + what +
+                                " failed (a bug in attnc; please report "
+                                "it): " + message);
+  }
+  return runtime::Result::success();
+}
+
+/// A buffer's shape in MLIR order (outermost first).
+static std::vector<int64_t> shapeOf(const Buffer<float> &buffer) {
+  std::vector<int64_t> shape;
+  for (int d = buffer.dimensions() - 1; d >= 0; --d)
+    shape.push_back(buffer.dim(d).extent());
+  return shape;
 }
 
 runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
                                    const std::vector<Buffer<float>> &weights,
                                    std::vector<Buffer<float>> &outputs) {
+  if (impl->program)
+    return impl->runProgram(inputs, weights, outputs);
   Lowering &lowering = impl->lowering;
   for (size_t i = 0; i < inputs.size(); ++i)
     lowering.inputParams[i].set(inputs[i]);
@@ -900,38 +793,95 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
     lowering.weightParams[i].set(weights[i]);
   std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
   Realization realization(views);
-  try {
-    impl->pipeline.realize(realization);
+  runtime::Result result = realize(impl->pipeline, realization,
+                                   "the kernel of model '" + impl->name + "'");
+  if (result.ok())
     for (Buffer<void> &view : views)
       view.copy_to_host(); // results of GPU kernels back to the caller
-  } catch (const Halide::Error &e) {
-    // Resource failures are the run's size, not a bug: Halide refuses a
-    // buffer over its limit before allocating, and the pool reports a
-    // failed allocation.
-    std::string what = e.what();
-    if (size_t bytes = BufferPool::instance().takeFailedBytes())
-      return runtime::Result::error(
-          ATTN_ERROR_OUT_OF_MEMORY, "out of memory: the kernel of model '" +
-                                        impl->name + "' could not allocate " +
-                                        formatBytes(int64_t(bytes)));
-    if (what.find("exceeds the maximum size") != std::string::npos)
-      return runtime::Result::error(
-          ATTN_ERROR_OUT_OF_MEMORY,
-          "the kernel of model '" + impl->name +
-              "' needs a buffer larger than Halide 14 allows (2^31 - 1 "
-              "bytes): " + what);
-    return runtime::Result::error(
-        ATTN_ERROR_RUNTIME,
-        "internal error: the kernel of model '" + impl->name +
-            "' failed (a bug in attnc; please report it): " + what);
+  return result;
+}
+
+runtime::Result
+ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
+                                const std::vector<Buffer<float>> &weights,
+                                std::vector<Buffer<float>> &outputs) {
+  struct Free {
+    void operator()(float *p) const { std::free(p); }
+  };
+  std::vector<Buffer<float>> temps(program->temps);
+  std::vector<std::unique_ptr<float, Free>> memory(program->temps);
+  auto release = [&](size_t temp) {
+    temps[temp].device_free();
+    temps[temp] = Buffer<float>();
+    memory[temp].reset();
+  };
+  auto buffer = [&](const Slot &slot) -> const Buffer<float> & {
+    switch (slot.kind) {
+    case Slot::Input:
+      return inputs[slot.index];
+    case Slot::Weight:
+      return weights[slot.index];
+    case Slot::Output:
+      return outputs[slot.index];
+    case Slot::Temp:
+      break;
+    }
+    return temps[slot.index];
+  };
+  for (size_t k = 0; k < program->steps.size(); ++k) {
+    const Step &step = program->steps[k];
+    Lowering &lowering = step.kernel->lowering;
+    std::vector<std::vector<int64_t>> argShapes;
+    for (size_t i = 0; i < step.args.size(); ++i) {
+      lowering.inputParams[i].set(buffer(step.args[i]));
+      argShapes.push_back(shapeOf(buffer(step.args[i])));
+    }
+    for (size_t i = 0; i < step.weights.size(); ++i)
+      lowering.weightParams[i].set(buffer(step.weights[i]));
+    std::vector<Buffer<void>> views;
+    for (size_t r = 0; r < step.results.size(); ++r) {
+      const Slot &slot = step.results[r];
+      if (slot.kind == Slot::Temp) {
+        std::vector<int64_t> shape =
+            Program::resultShape(step.resultShapes[r], argShapes);
+        float *data = static_cast<float *>(
+            std::malloc(std::max<size_t>(size_t(f32Bytes(shape)), 4)));
+        if (!data)
+          return runtime::Result::error(
+              ATTN_ERROR_OUT_OF_MEMORY,
+              "out of memory: the result of layer '" + step.label +
+                  "' of model '" + name + "' needs " +
+                  formatBytes(f32Bytes(shape)));
+        memory[slot.index].reset(data);
+        std::vector<int> sizes(shape.rbegin(), shape.rend());
+        temps[slot.index] = Buffer<float>(data, sizes);
+      }
+      views.push_back(buffer(slot));
+    }
+    Realization realization(views);
+    runtime::Result result =
+        realize(step.kernel->pipeline, realization,
+                "the kernel of layer '" + step.label + "' of model '" + name +
+                    "'");
+    if (!result.ok())
+      return result;
+    for (size_t t = 0; t < program->temps; ++t)
+      if (program->lastUse[t] == k && temps[t].defined())
+        release(t);
   }
+  for (const auto &[index, slot] : program->outputCopies) {
+    Buffer<float> source = buffer(slot);
+    source.copy_to_host();
+    outputs[index].copy_from(source);
+  }
+  for (Buffer<float> &output : outputs)
+    output.copy_to_host(); // results of GPU kernels back to the caller
   return runtime::Result::success();
 }
 
 runtime::Result ModelPipeline::checkResources(
     const std::vector<std::vector<int64_t>> &inputShapes,
     const std::vector<std::vector<int64_t>> &outputShapes) const {
-  const Lowering &lowering = impl->lowering;
   int64_t ioBytes = 0;
   runtime::Result fits;
   auto add = [&](const std::string &what, const std::vector<int64_t> &shape) {
@@ -941,16 +891,75 @@ runtime::Result ModelPipeline::checkResources(
     return fits.ok();
   };
   for (size_t i = 0; i < inputShapes.size(); ++i)
-    if (!add("input '" + lowering.inputs[i].name + "'", inputShapes[i]))
+    if (!add("input '" + inputs()[i].name + "'", inputShapes[i]))
       return fits;
-  for (const TensorInfo &weight : lowering.weights)
+  for (const TensorInfo &weight : weights())
     if (!add("weight '" + weight.name + "'", weight.shape))
       return fits;
   for (size_t i = 0; i < outputShapes.size(); ++i)
-    if (!add("output '" + lowering.outputs[i].name + "'", outputShapes[i]))
+    if (!add("output '" + outputs()[i].name + "'", outputShapes[i]))
       return fits;
+  if (impl->program)
+    return impl->checkProgram(inputShapes, outputShapes, ioBytes);
+  const Lowering &lowering = impl->lowering;
   return checkStoredBuffers(lowering.stored, lowering.inputParams, inputShapes,
                             ioBytes);
+}
+
+runtime::Result ModelPipeline::Impl::checkProgram(
+    const std::vector<std::vector<int64_t>> &inputShapes,
+    const std::vector<std::vector<int64_t>> &outputShapes,
+    int64_t ioBytes) const {
+  std::vector<std::vector<int64_t>> tempShapes(program->temps);
+  auto shapeOf = [&](const Slot &slot) -> const std::vector<int64_t> & {
+    switch (slot.kind) {
+    case Slot::Input:
+      return inputShapes[slot.index];
+    case Slot::Weight:
+      return program->weights[slot.index].shape;
+    case Slot::Output:
+      return outputShapes[slot.index];
+    case Slot::Temp:
+      break;
+    }
+    return tempShapes[slot.index];
+  };
+  int64_t liveBytes = 0; // the temporaries alive during a step
+  for (size_t k = 0; k < program->steps.size(); ++k) {
+    const Step &step = program->steps[k];
+    std::vector<std::vector<int64_t>> argShapes;
+    for (const Slot &slot : step.args)
+      argShapes.push_back(shapeOf(slot));
+    for (size_t r = 0; r < step.results.size(); ++r) {
+      if (step.results[r].kind != Slot::Temp)
+        continue;
+      std::vector<int64_t> shape =
+          Program::resultShape(step.resultShapes[r], argShapes);
+      runtime::Result fits = checkBufferSize(
+          "the result of layer '" + step.label + "'", shape);
+      if (!fits.ok())
+        return fits;
+      liveBytes += f32Bytes(shape);
+      tempShapes[step.results[r].index] = shape;
+    }
+    const Lowering &lowering = step.kernel->lowering;
+    runtime::Result fits = checkStoredBuffers(
+        lowering.stored, lowering.inputParams, argShapes, ioBytes + liveBytes);
+    if (!fits.ok())
+      return fits;
+    for (size_t t = 0; t < program->temps; ++t)
+      if (program->lastUse[t] == k && !tempShapes[t].empty())
+        liveBytes -= f32Bytes(tempShapes[t]);
+  }
+  return runtime::Result::success();
+}
+
+std::vector<ModelPipeline::Kernel> ModelPipeline::kernels() const {
+  std::vector<Kernel> result;
+  if (impl->program)
+    for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
+      result.push_back({kernel->function, kernel->calls});
+  return result;
 }
 
 } // namespace attnc::codegen

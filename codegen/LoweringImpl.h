@@ -19,8 +19,6 @@
 
 #include <functional>
 #include <map>
-#include <memory>
-#include <set>
 
 namespace attnc::codegen {
 
@@ -60,6 +58,11 @@ Halide::Var fuseOuter(Halide::Stage stage, const std::vector<Halide::Var> &vars,
 /// when `op` is not an activation.
 Halide::Expr applyActivation(mlir::Operation *op, const Halide::Expr &x);
 
+/// The TensorInfo of a tensor of `type` named `name`, with the runtime dim
+/// names `dims` (an `attn.dims` array; null: none).
+TensorInfo describe(const std::string &name, mlir::RankedTensorType type,
+                    mlir::ArrayAttr dims);
+
 /// A buffer the pipeline allocates while it runs: a materialised op result,
 /// with the op it comes from for messages.
 struct StoredBuffer {
@@ -68,29 +71,24 @@ struct StoredBuffer {
   std::vector<Halide::Expr> extents; ///< MLIR order, as HTensor::extents.
 };
 
-struct LayerKernel;
-
 /// Lowers the ops of one function, in order.
 class Lowering {
 public:
   Lowering(const CodegenOptions &options) : options(options) {}
-  ~Lowering();
 
   mlir::LogicalResult lowerFunction(mlir::func::FuncOp func);
 
   std::vector<Halide::ImageParam> inputParams, weightParams;
+  /// The pipeline's arguments in call order: inputs, then weights (the
+  /// outputs follow them in the compiled function).
+  std::vector<Halide::Argument> arguments() const;
   std::vector<TensorInfo> inputs, weights, outputs;
   std::vector<Halide::Func> outputFuncs;
+  /// Each output's extents (MLIR order), as HTensor::extents.
+  std::vector<std::vector<Halide::Expr>> outputExtents;
   /// Materialised op results in op order (for the resource check).
   std::vector<StoredBuffer> stored;
   const CodegenOptions &options;
-  /// The layer functions this function calls, each lowered once, in order
-  /// of first call.
-  std::vector<std::unique_ptr<LayerKernel>> kernels;
-  /// Name the ImageParams `k<index>_...` with a zero-padded index, so that
-  /// Halide's inferred argument order (by name) is the argument order: the
-  /// JIT calls a layer kernel in that order.
-  bool orderedParamNames = false;
 
   const HTensor &get(mlir::Value value) const { return values.at(value); }
   void set(mlir::Value value, HTensor tensor) { values[value] = std::move(tensor); }
@@ -170,12 +168,6 @@ public:
 
 private:
   mlir::LogicalResult lowerOp(mlir::Operation *op);
-  /// Lowers a call of a layer function to an extern stage that runs the
-  /// function's kernel (lowered on its first call) on the call's operands.
-  mlir::LogicalResult lowerCall(mlir::func::CallOp call);
-  /// The name of the next ImageParam (an input's or a weight's).
-  std::string paramName(const std::string &prefix, size_t index,
-                        const std::string &name) const;
   /// Dispatches `op` to its family's lowering (one TypeSwitch).
   mlir::LogicalResult lowerFamily(mlir::Operation *op);
   /// Fills `stored` from the lowered values of `func`.
@@ -192,29 +184,8 @@ private:
                     const Halide::Var &col, const Halide::Var &row,
                     const std::vector<Halide::VarOrRVar> &order);
   llvm::DenseMap<mlir::Value, HTensor> values;
-  /// The ImageParam of each function argument and weight.
-  llvm::DenseMap<mlir::Value, Halide::ImageParam> params;
-  /// The extern stages of calls (the results a returned value can alias).
-  std::set<std::string> externStages;
-  std::map<std::string, LayerKernel *> kernelBySymbol;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>
       ropeCache;
-};
-
-/// A layer function (attn-outline-layers) compiled once: its own pipeline,
-/// whose arguments are the function's (the layer's input, then its
-/// weights), called by the model's pipeline as an extern stage once per
-/// layer with that layer's weights. JIT: a JITExtern of the model's
-/// pipeline. AOT: a function of the same library.
-struct LayerKernel {
-  explicit LayerKernel(const CodegenOptions &options) : lowering(options) {}
-  std::string function; ///< C name of the compiled function.
-  Lowering lowering;    ///< Its inputs are the function's arguments.
-  Halide::Pipeline pipeline;
-  std::vector<std::string> layers; ///< The layers it computes, in order.
-  /// The arguments in call order: the function's, then the user context
-  /// that the calling pipeline passes (its allocator and error handler).
-  std::vector<Halide::Argument> arguments() const;
 };
 
 // Per-family lowerings, one file each; Lowering::lowerOp dispatches each op

@@ -8,13 +8,15 @@
 // share their configuration (op, attributes other than `layer_name`, and
 // types) and occur more than once become calls of one private function,
 // so that every later pass, and code generation, handles the layer once
-// however deep the stack is.
+// however deep the stack is; the ops between them (the glue) then become
+// functions too, and the model a sequence of calls.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
 #include "dsl/IR/AttnOps.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -96,6 +98,106 @@ func::FuncOp outline(func::FuncOp model, const LayerGroup &group,
   return callee;
 }
 
+/// The op of `body` that holds `value`'s definition (null for an argument
+/// of the function).
+Operation *topLevelOwner(Value value, Block &body) {
+  Operation *owner = value.getDefiningOp()
+                         ? value.getDefiningOp()
+                         : value.getParentBlock()->getParentOp();
+  return body.findAncestorOpInBlock(*owner);
+}
+
+/// Moves `ops` (a run of the model's ops between calls) into a private
+/// function `<model>.glue<index>` and calls it in their place. The weights
+/// they read are cloned into the function.
+void outlineRun(func::FuncOp model, ArrayRef<Operation *> ops, unsigned index,
+                SymbolTable &symbols) {
+  Block &body = model.getBody().front();
+  llvm::SmallPtrSet<Operation *, 16> inRun(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs, outputs;
+  llvm::SetVector<Operation *> weights;
+  for (Operation *op : ops) {
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        Operation *owner = topLevelOwner(operand, body);
+        if (owner && inRun.contains(owner))
+          continue;
+        if (owner && isa<WeightOp>(owner))
+          weights.insert(owner);
+        else
+          inputs.insert(operand);
+      }
+    });
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (!inRun.contains(body.findAncestorOpInBlock(*user)))
+          outputs.insert(result);
+  }
+  if (outputs.empty()) { // dead: nothing after the run reads it
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+    return;
+  }
+  OpBuilder builder(model->getContext());
+  builder.setInsertionPointAfter(model);
+  SmallVector<Type> inputTypes, outputTypes;
+  for (Value input : inputs)
+    inputTypes.push_back(input.getType());
+  for (Value output : outputs)
+    outputTypes.push_back(output.getType());
+  std::string name = (model.getSymName() + ".glue" + Twine(index)).str();
+  auto callee = builder.create<func::FuncOp>(
+      ops.front()->getLoc(), name,
+      builder.getFunctionType(inputTypes, outputTypes));
+  callee.setPrivate();
+  symbols.insert(callee);
+  Block *entry = callee.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  mapping.map(inputs.getArrayRef(), entry->getArguments());
+  for (Operation *weight : weights)
+    builder.clone(*weight, mapping);
+  for (Operation *op : ops)
+    builder.clone(*op, mapping);
+  SmallVector<Value> results;
+  for (Value output : outputs)
+    results.push_back(mapping.lookup(output));
+  builder.create<func::ReturnOp>(ops.back()->getLoc(), results);
+
+  builder.setInsertionPoint(ops.front());
+  auto call = builder.create<func::CallOp>(ops.front()->getLoc(), callee,
+                                           inputs.getArrayRef());
+  for (auto [output, result] : llvm::zip(outputs, call.getResults()))
+    Value(output).replaceAllUsesWith(result);
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+}
+
+/// In a model that calls layer functions, moves each maximal run of the
+/// other ops (the glue: what comes before, between and after the layers)
+/// into a function of its own, so that the model is a sequence of calls
+/// that codegen runs one kernel at a time.
+void outlineGlue(func::FuncOp model, SymbolTable &symbols) {
+  Block &body = model.getBody().front();
+  SmallVector<SmallVector<Operation *>> runs(1);
+  for (Operation &op : body.without_terminator()) {
+    if (isa<func::CallOp>(op)) {
+      if (!runs.back().empty())
+        runs.emplace_back();
+      continue;
+    }
+    if (!isa<WeightOp>(op)) // cloned into the runs that read them
+      runs.back().push_back(&op);
+  }
+  unsigned index = 0;
+  for (ArrayRef<Operation *> ops : runs)
+    if (!ops.empty())
+      outlineRun(model, ops, index++, symbols);
+  for (WeightOp weight : llvm::to_vector(body.getOps<WeightOp>()))
+    if (weight->use_empty())
+      weight->erase();
+}
+
 struct OutlineLayersPass
     : public mlir::attn::impl::OutlineLayersPassBase<OutlineLayersPass> {
   void runOnOperation() override {
@@ -106,6 +208,7 @@ struct OutlineLayersPass
       if (!model->hasAttr("attn.model"))
         continue;
       unsigned index = 0;
+      bool outlined = false;
       for (const LayerGroup &group : groupLayers(model)) {
         if (group.layers.size() < 2)
           continue; // compiled with the rest of the model, as before
@@ -117,8 +220,11 @@ struct OutlineLayersPass
           call->setAttr(AttnDialect::getLayerAttrName(), layer->getAttr("layer_name"));
           layer->replaceAllUsesWith(call);
           layer->erase();
+          outlined = true;
         }
       }
+      if (outlined)
+        outlineGlue(model, symbols);
     }
   }
 };

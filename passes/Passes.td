@@ -28,12 +28,15 @@ def OutlineLayersPass : Pass<"attn-outline-layers", "::mlir::ModuleOp"> {
     op, with `attn.layer_prefix` = the first layer's name; each of its
     layer ops becomes a `func.call` with `attn.layer` = that layer's name.
     A configuration used once stays in the model, so a model without
-    repeated layers is unchanged. Every later pass runs on the function
-    once, and code generation compiles it once as a kernel that the
-    model's pipeline calls per layer (docs/architecture.md, "Layer
-    kernels"), so compile time does not grow with depth.
-    attn-hoist-weights, at the end of the pipeline, turns the function's
-    weights into arguments.
+    repeated layers is unchanged. In a model that now has calls, each
+    maximal run of the other ops (the glue before, between and after the
+    layers; the weights it reads are cloned into it) becomes a private
+    function `@<model>.glue<k>` called in its place, so the model is a
+    sequence of calls. Every later pass runs on each function once, and
+    code generation compiles each function once and runs the calls in
+    order (docs/architecture.md, "Layer kernels"), so compile time does
+    not grow with depth. attn-hoist-weights, at the end of the pipeline,
+    turns the layer functions' weights into arguments.
 
     Before:
 

@@ -231,9 +231,9 @@ TEST_F(AotTest, TruncatedAndCorruptWeightFilesAreRejected) {
   EXPECT_STRNE(attn_error_message(), "");
 }
 
-// A model whose three layers share one configuration is one layer kernel,
-// called per layer by the model's function, in the JIT and in the library
-// alike, and both match the fp64 reference.
+// A model whose three layers share one configuration is a program of one
+// layer kernel, called per layer, and a kernel for the final norm; the JIT
+// and the library run it alike, and both match the fp64 reference.
 TEST(AotRepeatedLayersTest, OneLayerKernelServesEveryLayer) {
   std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/repeated.attn");
   std::stringstream source;
@@ -243,10 +243,11 @@ TEST(AotRepeatedLayersTest, OneLayerKernelServesEveryLayer) {
   ASSERT_TRUE(model->jit) << model->diagnostics;
   std::vector<codegen::ModelPipeline::Kernel> kernels =
       model->jit->pipeline().kernels();
-  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_EQ(kernels.size(), 2u); // the layer, and the final norm (glue)
   EXPECT_EQ(kernels[0].function, "repeated_layer0");
-  EXPECT_THAT(kernels[0].layers,
+  EXPECT_THAT(kernels[0].calls,
               ::testing::ElementsAre("stack.0", "stack.1", "stack.2"));
+  EXPECT_EQ(kernels[1].function, "repeated_glue0");
 
   TensorMap weights = codegen::randomWeights(model->jit->pipeline().weights(), 5);
   TensorMap inputs = randomInputs(*model->jit, {{"n", 21}, {"b", 2}}, 6);
