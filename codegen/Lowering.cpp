@@ -805,8 +805,10 @@ runtime::Result
 ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
                                 const std::vector<Buffer<float>> &weights,
                                 std::vector<Buffer<float>> &outputs) {
+  // Temporaries come from the pool: a repeated run reuses their pages, and
+  // the peak-memory figure counts them.
   struct Free {
-    void operator()(float *p) const { std::free(p); }
+    void operator()(float *p) const { BufferPool::release(nullptr, p); }
   };
   std::vector<Buffer<float>> temps(program->temps);
   std::vector<std::unique_ptr<float, Free>> memory(program->temps);
@@ -844,8 +846,8 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
       if (slot.kind == Slot::Temp) {
         std::vector<int64_t> shape =
             Program::resultShape(step.resultShapes[r], argShapes);
-        float *data = static_cast<float *>(
-            std::malloc(std::max<size_t>(size_t(f32Bytes(shape)), 4)));
+        float *data = static_cast<float *>(BufferPool::allocate(
+            nullptr, std::max<size_t>(size_t(f32Bytes(shape)), 4)));
         if (!data)
           return runtime::Result::error(
               ATTN_ERROR_OUT_OF_MEMORY,

@@ -233,12 +233,6 @@ TEST(ProductTest, DepthsThatAreNotAMultipleOfTheStepMatchTheFp64Reference) {
 struct ExampleCase {
   const char *file;
   std::vector<Shape> shapes; ///< batch ignored for models without one
-  /// Under the Default schedule only: flash_lm's 8 layers take minutes to
-  /// compile under each schedule until each distinct layer is compiled once
-  /// (issue #11), which CI's 30 minutes cannot hold three times; its layer
-  /// stack under the Naive and CUDA schedules is RepeatedFlash's
-  /// (TemplateTest), its width flash.attn's.
-  bool defaultOnly = false;
 };
 
 const std::vector<ExampleCase> &exampleCases() {
@@ -252,18 +246,17 @@ const std::vector<ExampleCase> &exampleCases() {
           {"linear.attn", {{1, 60}, {1, 1}}},
           {"local.attn", {{2, 150}, {1, 1}}},
           {"custom_gau.attn", {{1, 90}, {1, 1}}},
-          {"flash_lm.attn", {{1, 40}}, /*defaultOnly=*/true}};
+          {"flash_lm.attn", {{2, 40}}}};
   return cases;
 }
 
-/// Each example with each schedule variant it runs under.
+/// Each example with each schedule variant.
 std::vector<std::tuple<size_t, Variant>> exampleRuns() {
   std::vector<std::tuple<size_t, Variant>> runs;
   for (size_t i = 0; i < exampleCases().size(); ++i)
     for (Variant variant :
          {Variant::Default, Variant::Naive, Variant::CudaOnHost})
-      if (variant == Variant::Default || !exampleCases()[i].defaultOnly)
-        runs.emplace_back(i, variant);
+      runs.emplace_back(i, variant);
   return runs;
 }
 
