@@ -16,7 +16,16 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <chrono>
+
 namespace attnc::driver {
+
+/// Milliseconds since `start`.
+static double millisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 void prepareContext(mlir::MLIRContext &context) {
   mlir::DialectRegistry registry;
@@ -110,15 +119,19 @@ bool Session::runTo(Stage stage) {
     return error("nothing to compile: no model was loaded");
   while (current < stage) {
     bool ok = false;
+    auto start = std::chrono::steady_clock::now();
     switch (current) {
     case Stage::Imported:
       ok = lower();
+      times.mlir += millisSince(start);
       break;
     case Stage::Primitives:
       ok = schedule();
+      times.mlir += millisSince(start);
       break;
     case Stage::Scheduled:
       ok = buildPipeline();
+      times.codegen += millisSince(start);
       break;
     case Stage::Empty:
     case Stage::Pipeline:
@@ -161,6 +174,8 @@ bool Session::buildPipeline() {
   if (!select())
     return false;
   built = codegen::ModelPipeline::build(selected, codegenOptions());
+  if (built && !built->kernels().empty())
+    times.kernels = built->kernels().size();
   return built != nullptr;
 }
 
@@ -178,7 +193,11 @@ std::unique_ptr<codegen::JitModel> Session::jit() {
   // GPU schedules checked on the host run as host code.
   Halide::Target jitTarget =
       options.gpuOnHost ? Halide::get_host_target() : targetModel.halide();
-  return codegen::JitModel::create(std::move(built), selected, jitTarget);
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<codegen::JitModel> model =
+      codegen::JitModel::create(std::move(built), selected, jitTarget);
+  times.halide += millisSince(start);
+  return model;
 }
 
 bool Session::compileAot(const std::string &outputDir, const std::string &name,

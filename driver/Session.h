@@ -139,6 +139,15 @@ public:
   /// Runs to Pipeline and prints Halide's lowered statement for the target.
   bool printStmt(llvm::raw_ostream &os);
 
+  /// Wall time of each compile stage this session ran, in milliseconds.
+  struct CompileTimes {
+    double mlir = 0;    ///< The pass pipelines (lower, schedule).
+    double codegen = 0; ///< attn IR to Halide Funcs (the pipeline, or each kernel).
+    double halide = 0;  ///< Halide lowering, LLVM and the JIT (jit() only).
+    size_t kernels = 1; ///< Halide pipelines compiled: one, or a program's kernels.
+  };
+  const CompileTimes &compileTimes() const { return times; }
+
 private:
   bool imported(dsl::FrontendResult result);
   bool loaded(mlir::OwningOpRef<mlir::ModuleOp> ir);
@@ -151,6 +160,7 @@ private:
   bool lower();
   bool schedule();
   bool buildPipeline();
+  CompileTimes times;
 
   SessionOptions opts;
   llvm::raw_ostream &diagOS;

@@ -170,6 +170,16 @@ Result loadInputs(const RunOptions &options,
   return Result::success();
 }
 
+/// The compile time by stage, on its own line.
+void printCompileTimes(const Session &session) {
+  const Session::CompileTimes &t = session.compileTimes();
+  llvm::outs() << "compile: MLIR passes " << llvm::format("%.1f", t.mlir)
+               << " ms, code generation " << llvm::format("%.1f", t.codegen)
+               << " ms, Halide lowering + LLVM "
+               << llvm::format("%.1f", t.halide) << " ms (" << t.kernels
+               << (t.kernels == 1 ? " pipeline" : " kernels") << ")\n";
+}
+
 std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   std::map<std::string, int64_t> dims;
   if (Result parsed = parseDims(options, dims); !parsed.ok()) {
@@ -265,6 +275,7 @@ int runCommand(const RunOptions &options) {
   }
   llvm::outs() << "time: compile " << llvm::format("%.1f", p->compileMs)
                << " ms, run " << llvm::format("%.2f", runMs) << " ms\n";
+  printCompileTimes(*p->session);
   return 0;
 }
 
@@ -299,6 +310,7 @@ int benchCommand(const RunOptions &options) {
                << llvm::format("%.1f", codegen::bufferPoolStats().peakLiveBytes /
                                            1048576.0)
                << " MiB (inputs, weights and outputs not included)\n";
+  printCompileTimes(*p->session);
   return 0;
 }
 
