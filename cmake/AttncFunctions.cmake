@@ -4,6 +4,21 @@
 #
 #===----------------------------------------------------------------------===#
 
+# attnc_precompile_headers(<target> [HALIDE] [HEADERS <headers...>])
+# Parses MLIR's most used headers (and Halide.h with HALIDE, and any
+# HEADERS) once for all of <target>'s files: they are most of each file's
+# compile time (a codegen file: 12 s without, 3 s with).
+function(attnc_precompile_headers target)
+  cmake_parse_arguments(ARG "HALIDE" "" "HEADERS" ${ARGN})
+  set(headers <mlir/IR/BuiltinOps.h> <mlir/IR/Builders.h>
+              <mlir/IR/OpDefinition.h> <mlir/IR/PatternMatch.h>
+              <mlir/Dialect/Func/IR/FuncOps.h> <mlir/Dialect/Arith/IR/Arith.h>)
+  if(ARG_HALIDE)
+    list(PREPEND headers <Halide.h>)
+  endif()
+  target_precompile_headers(${target} PRIVATE ${headers} ${ARG_HEADERS})
+endfunction()
+
 # attn_add_unittest(<name> SOURCES <files...> LIBS <targets...>
 #                   [LABELS <labels...>])
 # Builds a GoogleTest executable and registers its cases with CTest, with
