@@ -133,7 +133,7 @@ static void generateProgramRun(std::ostream &os, const Program &program,
       os << (i ? ", " : "") << args[i];
     os << ");\n  if (error != 0) goto fail;\n";
     for (size_t t = 0; t < program.temps; ++t)
-      if (program.lastUse[t] == k && rank[t] > 0)
+      if (program.lastUse[t] == k)
         os << "  free(t" << t << "); t" << t << " = NULL;\n";
   }
   for (const auto &[index, slot] : program.outputCopies) {
