@@ -297,7 +297,7 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
      << table << "]; int bound = 0;\n"
      << "  attn_status status;\n"
      << "  int error;\n"
-     << "  const char *step = \"\"; /* the layer running, for messages */\n";
+     << "  const char *step = \"\"; /* the step running (a layer or glue), for messages */\n";
   size_t maxRank = 1;
   auto check = [&](const TensorInfo &t, const char *role) {
     std::string id = cIdentifier(t.name);
@@ -369,7 +369,7 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
      << "    }\n"
      << "    snprintf(message, sizeof message, \"" << m
      << "_run: %s%s%s (Halide error %d: %s)\", what,\n"
-     << "             step[0] ? \" in layer \" : \"\", step, error, "
+     << "             step[0] ? \" at \" : \"\", step, error, "
         "attnc_halide_message);\n"
      << "    return attn_set_error(code, message);\n"
      << "  }\n}\n\n"

@@ -851,7 +851,7 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
         if (!data)
           return runtime::Result::error(
               ATTN_ERROR_OUT_OF_MEMORY,
-              "out of memory: the result of layer '" + step.label +
+              "out of memory: the result of '" + step.label +
                   "' of model '" + name + "' needs " +
                   formatBytes(f32Bytes(shape)));
         memory[slot.index].reset(data);
@@ -863,7 +863,7 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
     Realization realization(views);
     runtime::Result result =
         realize(step.kernel->pipeline, realization,
-                "the kernel of layer '" + step.label + "' of model '" + name +
+                "the kernel of '" + step.label + "' in model '" + name +
                     "'");
     if (!result.ok())
       return result;
@@ -938,7 +938,7 @@ runtime::Result ModelPipeline::Impl::checkProgram(
       std::vector<int64_t> shape =
           Program::resultShape(step.resultShapes[r], argShapes);
       runtime::Result fits = checkBufferSize(
-          "the result of layer '" + step.label + "'", shape);
+          "the result of '" + step.label + "'", shape);
       if (!fits.ok())
         return fits;
       liveBytes += f32Bytes(shape);

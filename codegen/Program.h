@@ -50,7 +50,8 @@ struct AxisSize {
 /// One call: the kernel, its tensors, and how to size its results.
 struct Step {
   ProgramKernel *kernel = nullptr;
-  std::string label;          ///< The layer (`lm.3`) or the glue function.
+  std::string label;          ///< The layer (`lm.3`) or the glue function
+                              ///< (`flash_lm.glue0`), for messages.
   std::vector<Slot> args;     ///< One per kernel input.
   std::vector<Slot> weights;  ///< One per kernel weight (the glue's own).
   std::vector<Slot> results;  ///< One per kernel output.
