@@ -70,19 +70,16 @@ static std::string axisExpr(const Program &program, const Slot &slot,
 /// every temporary freed before the `fail:` label that maps the error.
 static void generateProgramRun(std::ostream &os, const Program &program,
                                const std::vector<std::string> &buffers) {
+  // `buffers` holds the inputs', the weights' and the outputs' in order.
+  auto first = buffers.begin();
   size_t inputs = program.inputs.size(), weights = program.weights.size();
-  auto bufferOf = [&](const Slot &slot) {
-    switch (slot.kind) {
-    case Slot::Input:
-      return buffers[slot.index];
-    case Slot::Weight:
-      return buffers[inputs + slot.index];
-    case Slot::Output:
-      return buffers[inputs + weights + slot.index];
-    case Slot::Temp:
-      break;
-    }
-    return "&t" + std::to_string(slot.index) + "_buf";
+  std::vector<std::string> inputBuffers(first, first + inputs),
+      weightBuffers(first + inputs, first + inputs + weights),
+      outputBuffers(first + inputs + weights, buffers.end()), tempBuffers;
+  for (size_t t = 0; t < program.temps; ++t)
+    tempBuffers.push_back("&t" + std::to_string(t) + "_buf");
+  auto bufferOf = [&](const Slot &slot) -> const std::string & {
+    return slot.in(inputBuffers, weightBuffers, outputBuffers, tempBuffers);
   };
   std::vector<size_t> rank(program.temps, 0);
   for (const Step &step : program.steps)

@@ -97,6 +97,30 @@ TensorInfo describe(const std::string &name, mlir::RankedTensorType type,
   return info;
 }
 
+mlir::FailureOr<TensorInfo> describeArgument(mlir::func::FuncOp func,
+                                             unsigned index) {
+  mlir::Type argType = func.getArgument(index).getType();
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(argType);
+  if (!type || !type.getElementType().isF32()) {
+    func.emitError() << "code generation supports f32 tensors only, but input "
+                     << index << " is " << argType;
+    return mlir::failure();
+  }
+  auto name = func.getArgAttrOfType<mlir::StringAttr>(index, "attn.name");
+  auto dims = func.getArgAttrOfType<mlir::ArrayAttr>(index, "attn.dims");
+  return describe(name ? name.str() : "arg" + std::to_string(index), type,
+                  dims);
+}
+
+TensorInfo describeResult(mlir::func::FuncOp func, unsigned index) {
+  auto type =
+      mlir::cast<mlir::RankedTensorType>(func.getResultTypes()[index]);
+  auto name = func.getResultAttrOfType<mlir::StringAttr>(index, "attn.name");
+  auto dims = func.getResultAttrOfType<mlir::ArrayAttr>(index, "attn.dims");
+  return describe(name ? name.str() : "out" + std::to_string(index), type,
+                  dims);
+}
+
 std::vector<Expr> Lowering::extentsLike(mlir::Value value,
                                         const std::vector<Expr> &from) {
   auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
@@ -427,15 +451,11 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     return mlir::failure();
   // Inputs: one ImageParam each, extents from the buffer at run time.
   for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
-    auto type = mlir::dyn_cast<mlir::RankedTensorType>(arg.getType());
-    if (!type || !type.getElementType().isF32())
-      return func.emitError() << "code generation supports f32 tensors only, "
-                                 "but input "
-                              << index << " is " << arg.getType();
-    auto name = func.getArgAttrOfType<mlir::StringAttr>(index, "attn.name");
-    auto dims = func.getArgAttrOfType<mlir::ArrayAttr>(index, "attn.dims");
-    TensorInfo info = describe(name ? name.str() : "arg" + std::to_string(index),
-                               type, dims);
+    mlir::FailureOr<TensorInfo> described = describeArgument(func, index);
+    if (mlir::failed(described))
+      return mlir::failure();
+    const TensorInfo &info = *described;
+    auto type = mlir::cast<mlir::RankedTensorType>(arg.getType());
     ImageParam param(Float(32), type.getRank(),
                      argumentName("in", index, info.name));
     // Buffers start at 0 (the JIT and the AOT wrapper make them so): index
@@ -484,11 +504,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
       for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
         const HTensor &result = get(value);
-        auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
-        auto name = func.getResultAttrOfType<mlir::StringAttr>(index, "attn.name");
-        auto dims = func.getResultAttrOfType<mlir::ArrayAttr>(index, "attn.dims");
-        outputs.push_back(describe(
-            name ? name.str() : "out" + std::to_string(index), type, dims));
+        outputs.push_back(describeResult(func, index));
         outputExtents.push_back(result.extents);
         Func out(argumentName("out", index, outputs.back().name));
         // The copy's schedule is the result's attribute (attn-tile's).
@@ -818,17 +834,7 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
     memory[temp].reset();
   };
   auto buffer = [&](const Slot &slot) -> const Buffer<float> & {
-    switch (slot.kind) {
-    case Slot::Input:
-      return inputs[slot.index];
-    case Slot::Weight:
-      return weights[slot.index];
-    case Slot::Output:
-      return outputs[slot.index];
-    case Slot::Temp:
-      break;
-    }
-    return temps[slot.index];
+    return slot.in(inputs, weights, outputs, temps);
   };
   for (size_t k = 0; k < program->steps.size(); ++k) {
     const Step &step = program->steps[k];
@@ -912,19 +918,11 @@ runtime::Result ModelPipeline::Impl::checkProgram(
     const std::vector<std::vector<int64_t>> &inputShapes,
     const std::vector<std::vector<int64_t>> &outputShapes,
     int64_t ioBytes) const {
-  std::vector<std::vector<int64_t>> tempShapes(program->temps);
+  std::vector<std::vector<int64_t>> weightShapes, tempShapes(program->temps);
+  for (const TensorInfo &weight : program->weights)
+    weightShapes.push_back(weight.shape);
   auto shapeOf = [&](const Slot &slot) -> const std::vector<int64_t> & {
-    switch (slot.kind) {
-    case Slot::Input:
-      return inputShapes[slot.index];
-    case Slot::Weight:
-      return program->weights[slot.index].shape;
-    case Slot::Output:
-      return outputShapes[slot.index];
-    case Slot::Temp:
-      break;
-    }
-    return tempShapes[slot.index];
+    return slot.in(inputShapes, weightShapes, outputShapes, tempShapes);
   };
   int64_t liveBytes = 0; // the temporaries alive during a step
   for (size_t k = 0; k < program->steps.size(); ++k) {

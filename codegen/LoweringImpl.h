@@ -62,6 +62,12 @@ Halide::Expr applyActivation(mlir::Operation *op, const Halide::Expr &x);
 /// names `dims` (an `attn.dims` array; null: none).
 TensorInfo describe(const std::string &name, mlir::RankedTensorType type,
                     mlir::ArrayAttr dims);
+/// Argument `index` of `func` as a model input, or failure after an error
+/// at `func` when it is not an f32 tensor.
+mlir::FailureOr<TensorInfo> describeArgument(mlir::func::FuncOp func,
+                                             unsigned index);
+/// Result `index` of `func` as a model output.
+TensorInfo describeResult(mlir::func::FuncOp func, unsigned index);
 
 /// A buffer the pipeline allocates while it runs: a materialised op result,
 /// with the op it comes from for messages.

@@ -58,17 +58,10 @@ std::unique_ptr<Program> Program::build(mlir::func::FuncOp model,
   auto program = std::make_unique<Program>();
   llvm::DenseMap<mlir::Value, Slot> slotOf;
   for (auto [index, arg] : llvm::enumerate(model.getArguments())) {
-    auto type = mlir::dyn_cast<mlir::RankedTensorType>(arg.getType());
-    if (!type || !type.getElementType().isF32()) {
-      model.emitError() << "code generation supports f32 tensors only, but "
-                           "input "
-                        << index << " is " << arg.getType();
+    mlir::FailureOr<TensorInfo> input = describeArgument(model, index);
+    if (mlir::failed(input))
       return nullptr;
-    }
-    auto name = model.getArgAttrOfType<mlir::StringAttr>(index, "attn.name");
-    auto dims = model.getArgAttrOfType<mlir::ArrayAttr>(index, "attn.dims");
-    program->inputs.push_back(describe(
-        name ? name.str() : "arg" + std::to_string(index), type, dims));
+    program->inputs.push_back(*input);
     slotOf[arg] = {Slot::Input, index};
   }
   std::map<std::string, size_t> weightIndex;
@@ -95,13 +88,7 @@ std::unique_ptr<Program> Program::build(mlir::func::FuncOp model,
     }
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
       for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-        auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
-        auto name =
-            model.getResultAttrOfType<mlir::StringAttr>(index, "attn.name");
-        auto dims =
-            model.getResultAttrOfType<mlir::ArrayAttr>(index, "attn.dims");
-        program->outputs.push_back(describe(
-            name ? name.str() : "out" + std::to_string(index), type, dims));
+        program->outputs.push_back(describeResult(model, index));
         Slot slot = slotOf.at(value);
         if (slot.kind != Slot::Temp) {
           program->outputCopies.push_back({index, slot});

@@ -38,6 +38,23 @@ struct Slot {
   bool operator==(const Slot &other) const {
     return kind == other.kind && index == other.index;
   }
+  /// This slot's element of the one of the four lists that holds its kind.
+  template <typename T>
+  const T &in(const std::vector<T> &inputs, const std::vector<T> &weights,
+              const std::vector<T> &outputs,
+              const std::vector<T> &temps) const {
+    switch (kind) {
+    case Input:
+      return inputs[index];
+    case Weight:
+      return weights[index];
+    case Output:
+      return outputs[index];
+    case Temp:
+      break;
+    }
+    return temps[index];
+  }
 };
 
 /// One axis of a step's result: the constant `size`, or (size < 0) axis
