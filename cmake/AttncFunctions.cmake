@@ -31,11 +31,15 @@ function(attn_add_unittest name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest
                         GTest::gtest_main)
   target_compile_options(${name} PRIVATE ${ATTNC_NO_RTTI_FLAGS})
+  # One compile cache for the suites, in the build tree (ATTNC_CACHE_DIR):
+  # the tests share their kernels and leave the user's cache alone.
+  set(environment "ATTNC_CACHE_DIR=${CMAKE_BINARY_DIR}/attnc-cache")
   if(ARG_LABELS)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-      PROPERTIES LABELS "${ARG_LABELS}")
+      PROPERTIES LABELS "${ARG_LABELS}" ENVIRONMENT "${environment}")
   else()
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+      PROPERTIES ENVIRONMENT "${environment}")
   endif()
 endfunction()
 

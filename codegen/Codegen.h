@@ -11,6 +11,8 @@
 #ifndef ATTNC_CODEGEN_CODEGEN_H
 #define ATTNC_CODEGEN_CODEGEN_H
 
+#include "codegen/CompileCache.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"
 #include "runtime/Error.h"
@@ -77,8 +79,14 @@ public:
   Halide::Module compileToModule(const std::string &function,
                                  const Halide::Target &target);
 
-  /// JIT-compiles the pipeline for `target` (once; later calls are no-ops).
-  void compileJit(const Halide::Target &target);
+  /// JIT-compiles the pipeline (each kernel of a program) for `target`,
+  /// once; later calls are no-ops. CPU kernels are compiled to shared
+  /// objects and kept in the compile cache `cache` (NativeKernel.h); the
+  /// others, and any that cannot be linked or loaded here (with a note in
+  /// `stats`), by Halide's in-memory JIT. Throws Halide::Error when Halide
+  /// fails.
+  void compileJit(const Halide::Target &target, const CacheOptions &cache,
+                  KernelCompileStats &stats);
 
   /// Checks, before anything is allocated, that a run with these shapes
   /// (MLIR order, one per input and output) fits: every buffer the pipeline

@@ -14,9 +14,10 @@ namespace attnc::codegen {
 
 std::unique_ptr<JitModel>
 JitModel::create(std::unique_ptr<ModelPipeline> pipeline, mlir::func::FuncOp func,
-                 const Halide::Target &target) {
+                 const Halide::Target &target, const CacheOptions &cache,
+                 KernelCompileStats &stats) {
   try {
-    pipeline->compileJit(target);
+    pipeline->compileJit(target, cache, stats);
   } catch (const Halide::Error &error) {
     func.emitError() << "internal error while compiling the pipeline: "
                      << error.what();

@@ -29,12 +29,14 @@ using TensorMap = std::map<std::string, HostTensor>;
 /// A model compiled for the host and ready to run.
 class JitModel {
 public:
-  /// JIT-compiles `pipeline`, built from `model`, for `target`. Errors are
-  /// emitted as MLIR diagnostics at the model's location; returns null on
-  /// failure.
+  /// JIT-compiles `pipeline`, built from `model`, for `target`, through
+  /// the compile cache `cache` (ModelPipeline::compileJit); what it cost is
+  /// added to `stats`. Errors are emitted as MLIR diagnostics at the
+  /// model's location; returns null on failure.
   static std::unique_ptr<JitModel>
   create(std::unique_ptr<ModelPipeline> pipeline, mlir::func::FuncOp model,
-         const Halide::Target &target);
+         const Halide::Target &target, const CacheOptions &cache,
+         KernelCompileStats &stats);
 
   ModelPipeline &pipeline() { return *model; }
 

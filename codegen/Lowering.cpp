@@ -7,6 +7,8 @@
 // also holds ModelPipeline and the target parser.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/Aot.h"
+#include "codegen/BufferPool.h"
 #include "codegen/LoweringImpl.h"
 #include "codegen/Program.h"
 #include "codegen/Resources.h"
@@ -14,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -585,94 +588,22 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
   });
 }
 
-//===----------------------------------------------------------------------===//
-// Buffer pool of the JIT
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// Keeps the buffers a run frees for later allocations of this run and of
-/// the next runs, so repeated inference does not pay for fresh pages
-/// (first-touch faults and zeroing) on every call. A request takes the
-/// smallest cached block that holds it (and is at most twice its size); at
-/// most kCachedLimit bytes stay cached. It also counts the bytes live at
-/// once, the pipeline's peak footprint (BufferPoolStats).
-class BufferPool {
-public:
-  static void *allocate(JITUserContext *, size_t size) {
-    return instance().take(size);
-  }
-  static void release(JITUserContext *, void *ptr) { instance().give(ptr); }
-
-  static BufferPool &instance() {
-    static BufferPool pool;
-    return pool;
-  }
-  BufferPoolStats stats() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return {peakLive, cached};
-  }
-  void resetPeak() {
-    std::lock_guard<std::mutex> lock(mutex);
-    peakLive = live;
-  }
-  /// The size of the last allocation that failed (0: none), and resets it.
-  size_t takeFailedBytes() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return std::exchange(failedBytes, 0);
-  }
-
-private:
-  static constexpr size_t kHeader = 64;
-  static constexpr size_t kCachedLimit = size_t(4) << 30;
-
-  void *take(size_t size) {
-    size_t total = (size + kHeader + 4095) / 4096 * 4096;
-    std::lock_guard<std::mutex> lock(mutex);
-    char *base = nullptr;
-    auto it = blocks.lower_bound(total);
-    if (it != blocks.end() && it->first <= 2 * total) {
-      base = static_cast<char *>(it->second);
-      cached -= it->first;
-      blocks.erase(it);
-    } else {
-      base = static_cast<char *>(std::aligned_alloc(4096, total));
-      if (!base) {
-        failedBytes = size;
-        return nullptr;
-      }
-      *reinterpret_cast<size_t *>(base) = total;
-    }
-    live += *reinterpret_cast<size_t *>(base);
-    peakLive = std::max(peakLive, live);
-    return base + kHeader;
-  }
-  void give(void *ptr) {
-    if (!ptr)
-      return;
-    char *base = static_cast<char *>(ptr) - kHeader;
-    size_t total = *reinterpret_cast<size_t *>(base);
-    std::lock_guard<std::mutex> lock(mutex);
-    live -= total;
-    if (cached + total > kCachedLimit) {
-      std::free(base);
-      return;
-    }
-    blocks.emplace(total, base);
-    cached += total;
-  }
-
-  std::mutex mutex;
-  std::multimap<size_t, void *> blocks;
-  size_t cached = 0, live = 0, peakLive = 0, failedBytes = 0;
-};
-} // namespace
-
 BufferPoolStats bufferPoolStats() { return BufferPool::instance().stats(); }
 void resetBufferPoolPeak() { BufferPool::instance().resetPeak(); }
 
 //===----------------------------------------------------------------------===//
 // ModelPipeline
 //===----------------------------------------------------------------------===//
+
+std::string kernelSource(mlir::func::FuncOp func,
+                         const CodegenOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  func->print(os, mlir::OpPrintingFlags().useLocalScope());
+  os << "\ncodegen: gpu=" << options.gpu << " gpuOnHost=" << options.gpuOnHost
+     << "\n";
+  return os.str();
+}
 
 struct ModelPipeline::Impl {
   // The lowerings keep a reference to the options: this copy's.
@@ -682,6 +613,8 @@ struct ModelPipeline::Impl {
   CodegenOptions options;
   Lowering lowering;  ///< One pipeline: the model's function.
   Pipeline pipeline;
+  std::string source; ///< Its kernelSource, for the compile cache.
+  std::unique_ptr<NativeKernel> native; ///< When loaded from a shared object.
   std::unique_ptr<Program> program; ///< Or the program of its calls.
   bool compiled = false;
 
@@ -712,6 +645,7 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
     if (mlir::failed(impl.lowering.lowerFunction(model)))
       return nullptr;
     impl.pipeline = Pipeline(impl.lowering.outputFuncs);
+    impl.source = kernelSource(model, impl.options);
   } catch (const Halide::Error &error) {
     model.emitError() << "internal error in code generation: " << error.what();
     return nullptr;
@@ -743,48 +677,107 @@ Module ModelPipeline::compileToModule(const std::string &function,
   return link_modules(function, modules);
 }
 
-void ModelPipeline::compileJit(const Target &target) {
+void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
+                               KernelCompileStats &stats) {
   if (impl->compiled)
     return;
-  std::vector<Pipeline *> pipelines;
+  struct Unit {
+    Pipeline *pipeline;
+    const Lowering *lowering;
+    std::string function;
+    const std::string *source;
+    std::unique_ptr<NativeKernel> *native;
+  };
+  std::vector<Unit> units;
   if (impl->program)
     for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
-      pipelines.push_back(&kernel->pipeline);
+      units.push_back({&kernel->pipeline, &kernel->lowering, kernel->function,
+                       &kernel->source, &kernel->native});
   else
-    pipelines.push_back(&impl->pipeline);
-  for (Pipeline *pipeline : pipelines) {
-    pipeline->jit_handlers().custom_malloc = BufferPool::allocate;
-    pipeline->jit_handlers().custom_free = BufferPool::release;
-    pipeline->compile_jit(target);
+    units.push_back({&impl->pipeline, &impl->lowering, cIdentifier(impl->name),
+                     &impl->source, &impl->native});
+  bool native = NativeKernel::supports(target);
+  for (Unit &unit : units) {
+    if (native) {
+      std::string error;
+      *unit.native = NativeKernel::load(*unit.pipeline,
+                                        unit.lowering->arguments(),
+                                        unit.function, *unit.source, target,
+                                        cache, stats, error);
+      if (*unit.native)
+        continue;
+      // Once per model: the other kernels would fail the same way.
+      stats.notes += "note: " + error +
+                     "; compiling in memory instead (not cached)\n";
+      native = false;
+    }
+    auto start = std::chrono::steady_clock::now();
+    unit.pipeline->jit_handlers().custom_malloc = BufferPool::allocate;
+    unit.pipeline->jit_handlers().custom_free = BufferPool::release;
+    unit.pipeline->compile_jit(target);
+    stats.jit += std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
   }
   impl->compiled = true;
 }
 
-/// Realizes `pipeline` into `realization`. A kernel's failure as
+/// The result of a kernel that failed with `message` (and, when it was
+/// loaded from a shared object, Halide's error `code`), as
 /// ModelPipeline::run documents it; `what` names the kernel.
-static runtime::Result realize(Pipeline &pipeline, Realization &realization,
-                               const std::string &what) {
+static runtime::Result kernelFailure(const std::string &message, int code,
+                                     const std::string &what) {
+  // Resource failures are the run's size, not a bug: Halide refuses a
+  // buffer over its limit before allocating, and the pool reports a
+  // failed allocation.
+  if (size_t bytes = BufferPool::instance().takeFailedBytes())
+    return runtime::Result::error(ATTN_ERROR_OUT_OF_MEMORY,
+                                  "out of memory: " + what +
+                                      " could not allocate " +
+                                      formatBytes(int64_t(bytes)));
+  if (code == halide_error_code_buffer_allocation_too_large ||
+      code == halide_error_code_buffer_extents_too_large ||
+      message.find("exceeds the maximum size") != std::string::npos)
+    return runtime::Result::error(
+        ATTN_ERROR_OUT_OF_MEMORY,
+        what + " needs a buffer larger than Halide 14 allows (2^31 - 1 "
+               "bytes): " + message);
+  return runtime::Result::error(
+      ATTN_ERROR_RUNTIME, "internal error: " + what +
+                              " failed (a bug in attnc; please report "
+                              "it): " + message);
+}
+
+/// Runs one compiled kernel (its shared object, or Halide's JIT through
+/// `pipeline` and `lowering`'s parameters) on `args` and `weights` into
+/// `outputs`; `what` names it in messages.
+static runtime::Result runKernel(Pipeline &pipeline, Lowering &lowering,
+                                 NativeKernel *native,
+                                 const std::vector<Buffer<float>> &args,
+                                 const std::vector<Buffer<float>> &weights,
+                                 std::vector<Buffer<void>> &outputs,
+                                 const std::string &what) {
+  if (native) {
+    std::vector<halide_buffer_t *> buffers;
+    for (const std::vector<Buffer<float>> *list : {&args, &weights})
+      for (const Buffer<float> &buffer : *list)
+        buffers.push_back(const_cast<Buffer<float> &>(buffer).raw_buffer());
+    for (Buffer<void> &output : outputs)
+      buffers.push_back(output.raw_buffer());
+    std::string message;
+    int code = native->call(buffers, message);
+    return code == 0 ? runtime::Result::success()
+                     : kernelFailure(message, code, what);
+  }
+  for (size_t i = 0; i < args.size(); ++i)
+    lowering.inputParams[i].set(args[i]);
+  for (size_t i = 0; i < weights.size(); ++i)
+    lowering.weightParams[i].set(weights[i]);
+  Realization realization(outputs);
   try {
     pipeline.realize(realization);
   } catch (const Halide::Error &e) {
-    // Resource failures are the run's size, not a bug: Halide refuses a
-    // buffer over its limit before allocating, and the pool reports a
-    // failed allocation.
-    std::string message = e.what();
-    if (size_t bytes = BufferPool::instance().takeFailedBytes())
-      return runtime::Result::error(ATTN_ERROR_OUT_OF_MEMORY,
-                                    "out of memory: " + what +
-                                        " could not allocate " +
-                                        formatBytes(int64_t(bytes)));
-    if (message.find("exceeds the maximum size") != std::string::npos)
-      return runtime::Result::error(
-          ATTN_ERROR_OUT_OF_MEMORY,
-          what + " needs a buffer larger than Halide 14 allows (2^31 - 1 "
-                 "bytes): " + message);
-    return runtime::Result::error(
-        ATTN_ERROR_RUNTIME, "internal error: " + what +
-                                " failed (a bug in attnc; please report "
-                                "it): " + message);
+    return kernelFailure(e.what(), halide_error_code_generic_error, what);
   }
   return runtime::Result::success();
 }
@@ -802,15 +795,10 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
                                    std::vector<Buffer<float>> &outputs) {
   if (impl->program)
     return impl->runProgram(inputs, weights, outputs);
-  Lowering &lowering = impl->lowering;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    lowering.inputParams[i].set(inputs[i]);
-  for (size_t i = 0; i < weights.size(); ++i)
-    lowering.weightParams[i].set(weights[i]);
   std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
-  Realization realization(views);
-  runtime::Result result = realize(impl->pipeline, realization,
-                                   "the kernel of model '" + impl->name + "'");
+  runtime::Result result =
+      runKernel(impl->pipeline, impl->lowering, impl->native.get(), inputs,
+                weights, views, "the kernel of model '" + impl->name + "'");
   if (result.ok())
     for (Buffer<void> &view : views)
       view.copy_to_host(); // results of GPU kernels back to the caller
@@ -824,7 +812,7 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
   // Temporaries come from the pool: a repeated run reuses their pages, and
   // the peak-memory figure counts them.
   struct Free {
-    void operator()(float *p) const { BufferPool::release(nullptr, p); }
+    void operator()(float *p) const { BufferPool::instance().give(p); }
   };
   std::vector<Buffer<float>> temps(program->temps);
   std::vector<std::unique_ptr<float, Free>> memory(program->temps);
@@ -838,22 +826,22 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
   };
   for (size_t k = 0; k < program->steps.size(); ++k) {
     const Step &step = program->steps[k];
-    Lowering &lowering = step.kernel->lowering;
+    std::vector<Buffer<float>> args, stepWeights;
     std::vector<std::vector<int64_t>> argShapes;
-    for (size_t i = 0; i < step.args.size(); ++i) {
-      lowering.inputParams[i].set(buffer(step.args[i]));
-      argShapes.push_back(shapeOf(buffer(step.args[i])));
+    for (const Slot &slot : step.args) {
+      args.push_back(buffer(slot));
+      argShapes.push_back(shapeOf(args.back()));
     }
-    for (size_t i = 0; i < step.weights.size(); ++i)
-      lowering.weightParams[i].set(buffer(step.weights[i]));
+    for (const Slot &slot : step.weights)
+      stepWeights.push_back(buffer(slot));
     std::vector<Buffer<void>> views;
     for (size_t r = 0; r < step.results.size(); ++r) {
       const Slot &slot = step.results[r];
       if (slot.kind == Slot::Temp) {
         std::vector<int64_t> shape =
             Program::resultShape(step.resultShapes[r], argShapes);
-        float *data = static_cast<float *>(BufferPool::allocate(
-            nullptr, std::max<size_t>(size_t(f32Bytes(shape)), 4)));
+        float *data = static_cast<float *>(BufferPool::instance().take(
+            std::max<size_t>(size_t(f32Bytes(shape)), 4)));
         if (!data)
           return runtime::Result::error(
               ATTN_ERROR_OUT_OF_MEMORY,
@@ -866,11 +854,11 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
       }
       views.push_back(buffer(slot));
     }
-    Realization realization(views);
-    runtime::Result result =
-        realize(step.kernel->pipeline, realization,
-                "the kernel of '" + step.label + "' in model '" + name +
-                    "'");
+    ProgramKernel &kernel = *step.kernel;
+    runtime::Result result = runKernel(
+        kernel.pipeline, kernel.lowering, kernel.native.get(), args,
+        stepWeights, views,
+        "the kernel of '" + step.label + "' in model '" + name + "'");
     if (!result.ok())
       return result;
     for (size_t t = 0; t < program->temps; ++t)

@@ -69,6 +69,10 @@ mlir::FailureOr<TensorInfo> describeArgument(mlir::func::FuncOp func,
 /// Result `index` of `func` as a model output.
 TensorInfo describeResult(mlir::func::FuncOp func, unsigned index);
 
+/// What a kernel lowered from `func` depends on, as text for the compile
+/// cache's key: the function as printed (without locations) and `options`.
+std::string kernelSource(mlir::func::FuncOp func, const CodegenOptions &options);
+
 /// A buffer the pipeline allocates while it runs: a materialised op result,
 /// with the op it comes from for messages.
 struct StoredBuffer {

@@ -130,6 +130,7 @@ std::unique_ptr<Program> Program::build(mlir::func::FuncOp model,
       if (mlir::failed(owned->lowering.lowerFunction(callee)))
         return nullptr;
       owned->pipeline = Pipeline(owned->lowering.outputFuncs);
+      owned->source = kernelSource(callee, options);
       kernel = owned.get();
       program->kernels.push_back(std::move(owned));
     }

@@ -14,6 +14,7 @@
 #define ATTNC_CODEGEN_PROGRAM_H
 
 #include "codegen/LoweringImpl.h"
+#include "codegen/NativeKernel.h"
 
 #include <memory>
 #include <string>
@@ -28,6 +29,8 @@ struct ProgramKernel {
   Lowering lowering;    ///< Inputs: the function's arguments; weights: its own.
   Halide::Pipeline pipeline;
   std::vector<std::string> calls; ///< The label of each step that runs it.
+  std::string source; ///< Its scheduled IR (kernelSource), for the cache key.
+  std::unique_ptr<NativeKernel> native; ///< When loaded from a shared object.
 };
 
 /// Where a tensor of the program lives: a model input, weight or output

@@ -194,9 +194,11 @@ std::unique_ptr<codegen::JitModel> Session::jit() {
   Halide::Target jitTarget =
       options.gpuOnHost ? Halide::get_host_target() : targetModel.halide();
   auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<codegen::JitModel> model =
-      codegen::JitModel::create(std::move(built), selected, jitTarget);
+  std::unique_ptr<codegen::JitModel> model = codegen::JitModel::create(
+      std::move(built), selected, jitTarget, opts.cache, times.stages);
   times.halide += millisSince(start);
+  diagOS << times.stages.notes;
+  times.stages.notes.clear();
   return model;
 }
 

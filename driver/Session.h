@@ -78,6 +78,8 @@ struct SessionOptions {
   /// parallel, threads serially), to check what they compute without a GPU
   /// (tests; CodegenOptions::gpuOnHost).
   bool gpuOnHost = false;
+  /// Where the JIT keeps compiled kernels (codegen/CompileCache.h).
+  codegen::CacheOptions cache;
 };
 
 /// Registers every dialect attnc's IR uses on `context`.
@@ -143,7 +145,11 @@ public:
   struct CompileTimes {
     double mlir = 0;    ///< The pass pipelines (lower, schedule).
     double codegen = 0; ///< attn IR to Halide Funcs (the pipeline, or each kernel).
-    double halide = 0;  ///< Halide lowering, LLVM and the JIT (jit() only).
+    double halide = 0;  ///< All of jit() after codegen: the sum of `stages`
+                        ///< and what they leave out.
+    /// jit()'s stages (Halide lowering, LLVM, link, load, runtime, in-memory
+    /// JIT) and the compile cache's hits and misses.
+    codegen::KernelCompileStats stages;
     size_t kernels = 1; ///< Halide pipelines compiled: one, or a program's kernels.
   };
   const CompileTimes &compileTimes() const { return times; }

@@ -14,6 +14,9 @@ config.test_exec_root = os.path.join(config.attnc_obj_root, "tests")
 config.environment["PATH"] = os.pathsep.join(
     [config.attnc_tools_dir, config.llvm_tools_dir, "/usr/lib/llvm-19/bin",
      config.environment.get("PATH", os.environ.get("PATH", ""))])
+# One compile cache for the whole suite, in the build tree: the tests share
+# their kernels and leave the user's cache alone.
+config.environment["ATTNC_CACHE_DIR"] = os.path.join(config.attnc_obj_root, "attnc-cache")
 config.substitutions.append(("%examples", os.path.join(config.attnc_src_root, "examples")))
 
 # CUDA's PTX assembler, where the toolkit is installed: the generated GPU

@@ -8,6 +8,8 @@
 #ifndef ATTNC_TOOLS_ATTNC_COMMANDS_H
 #define ATTNC_TOOLS_ATTNC_COMMANDS_H
 
+#include "codegen/CompileCache.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +30,7 @@ struct RunOptions {
   std::string target = "host";
   std::string schedule = "default";
   std::string saveWeights;          ///< write the weights used, or ""
+  codegen::CacheOptions cache;      ///< --cache-dir, --no-cache
   // bench only
   int warmup = 2;
   int iterations = 10;

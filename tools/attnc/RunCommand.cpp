@@ -173,11 +173,25 @@ Result loadInputs(const RunOptions &options,
 /// The compile time by stage, on its own line.
 void printCompileTimes(const Session &session) {
   const Session::CompileTimes &t = session.compileTimes();
-  llvm::outs() << "compile: MLIR passes " << llvm::format("%.1f", t.mlir)
-               << " ms, code generation " << llvm::format("%.1f", t.codegen)
-               << " ms, Halide lowering + LLVM "
-               << llvm::format("%.1f", t.halide) << " ms (" << t.kernels
-               << (t.kernels == 1 ? " pipeline" : " kernels") << ")\n";
+  const codegen::KernelCompileStats &k = t.stages;
+  auto ms = [](double value) { return llvm::format("%.1f ms", value); };
+  llvm::outs() << "compile: MLIR passes " << ms(t.mlir) << ", code generation "
+               << ms(t.codegen) << ", Halide lowering " << ms(k.lowering)
+               << ", LLVM " << ms(k.llvm) << ", link " << ms(k.link)
+               << ", cache and load " << ms(k.load);
+  if (k.runtime > 0.05)
+    llvm::outs() << ", Halide runtime " << ms(k.runtime);
+  if (k.jit > 0)
+    llvm::outs() << ", in-memory JIT " << ms(k.jit);
+  llvm::outs() << " (" << t.kernels
+               << (t.kernels == 1 ? " pipeline" : " kernels");
+  if (k.hits + k.misses > 0)
+    llvm::outs() << "; cache: " << k.hits << " hit"
+                 << (k.hits == 1 ? "" : "s") << ", " << k.misses << " miss"
+                 << (k.misses == 1 ? "" : "es");
+  else
+    llvm::outs() << "; not cached";
+  llvm::outs() << ")\n";
 }
 
 std::unique_ptr<Prepared> prepare(const RunOptions &options) {
@@ -192,8 +206,9 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     return nullptr;
   }
   auto p = std::make_unique<Prepared>();
-  p->session = std::make_unique<Session>(
-      SessionOptions{options.model, options.target, *policy}, llvm::errs());
+  SessionOptions sessionOptions{options.model, options.target, *policy};
+  sessionOptions.cache = options.cache;
+  p->session = std::make_unique<Session>(sessionOptions, llvm::errs());
   if (!p->session->loadFile(options.file))
     return nullptr;
   if (options.threads > 0)

@@ -115,6 +115,17 @@ cl::opt<std::string> saveWeights("save-weights",
                                  cl::desc("Write the weights used to a "
                                           "safetensors file"),
                                  cl::value_desc("file"), cl::sub(runCmd));
+cl::opt<std::string> cacheDir("cache-dir",
+                              cl::desc("Keep compiled kernels here (default: "
+                                       "$ATTNC_CACHE_DIR, else "
+                                       "$XDG_CACHE_HOME/attnc, else "
+                                       "~/.cache/attnc)"),
+                              cl::value_desc("dir"), cl::sub(runCmd),
+                              cl::sub(benchCmd));
+cl::opt<bool> noCache("no-cache",
+                      cl::desc("Compile every kernel anew; read and write "
+                               "no compile cache"),
+                      cl::init(false), cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<int> warmup("warmup", cl::desc("Untimed runs first"), cl::init(2),
                     cl::sub(benchCmd));
 cl::opt<int> iterations("iterations", cl::desc("Timed runs (at least)"),
@@ -211,6 +222,8 @@ driver::RunOptions runOptions() {
   o.warmup = warmup;
   o.iterations = iterations;
   o.minSeconds = minSeconds;
+  o.cache.enabled = !noCache;
+  o.cache.directory = cacheDir;
   return o;
 }
 } // namespace
