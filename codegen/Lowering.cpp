@@ -449,6 +449,27 @@ static mlir::LogicalResult checkStaticExtents(mlir::func::FuncOp func) {
   return mlir::failure(walk.wasInterrupted());
 }
 
+/// Tells Halide what every caller guarantees of a buffer of `type`: it
+/// starts at 0 (the JIT and the AOT wrapper make them so, and index
+/// arithmetic then keeps its alignment: tiles, packed panels), it is dense
+/// in C order, and its static dims have their sizes. Strides and extents
+/// then fold to constants where the type is static, as they do for the
+/// buffers Halide allocates itself; a call that breaks them fails Halide's
+/// checks instead of computing something else.
+static void constrainDense(OutputImageParam buffer,
+                           mlir::RankedTensorType type) {
+  int rank = int(type.getRank());
+  for (int d = 0; d < rank; ++d) {
+    Internal::Dimension dim = buffer.dim(d);
+    dim.set_min(0);
+    int64_t size = type.getDimSize(rank - 1 - d);
+    if (size != mlir::ShapedType::kDynamic)
+      dim.set_extent(int(size));
+    if (d > 0)
+      dim.set_stride(buffer.dim(d - 1).stride() * buffer.dim(d - 1).extent());
+  }
+}
+
 mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
   if (mlir::failed(checkStaticExtents(func)))
     return mlir::failure();
@@ -461,10 +482,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     auto type = mlir::cast<mlir::RankedTensorType>(arg.getType());
     ImageParam param(Float(32), type.getRank(),
                      argumentName("in", index, info.name));
-    // Buffers start at 0 (the JIT and the AOT wrapper make them so): index
-    // arithmetic then keeps its alignment (tiles, packed panels).
-    for (int d = 0; d < type.getRank(); ++d)
-      param.dim(d).set_min(0);
+    constrainDense(param, type);
     HTensor tensor;
     tensor.func = param;
     for (int64_t i = 0; i < type.getRank(); ++i)
@@ -490,8 +508,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
       if (it == weightByName.end()) {
         ImageParam param(Float(32), type.getRank(),
                          argumentName("w", weightParams.size(), name));
-        for (int d = 0; d < type.getRank(); ++d)
-          param.dim(d).set_min(0);
+        constrainDense(param, type);
         HTensor tensor;
         tensor.func = param;
         for (int64_t size : type.getShape())
@@ -524,8 +541,8 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         define(out, vars, result.at(toIndex(vars)));
         HTensor wrapped{out, result.extents};
         scheduleElementwise(wrapped, vars);
-        for (int d = 0; d < out.dimensions(); ++d)
-          out.output_buffer().dim(d).set_min(0);
+        constrainDense(out.output_buffer(),
+                       mlir::cast<mlir::RankedTensorType>(value.getType()));
         outputFuncs.push_back(out);
       }
       continue;
@@ -696,7 +713,11 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
   else
     units.push_back({&impl->pipeline, &impl->lowering, cIdentifier(impl->name),
                      &impl->source, &impl->native});
-  bool native = NativeKernel::supports(target);
+  // ATTNC_HALIDE_JIT=1: every kernel through Halide's in-memory JIT, to
+  // compare the two paths (docs/performance.md).
+  const char *forced = std::getenv("ATTNC_HALIDE_JIT");
+  bool native = NativeKernel::supports(target) &&
+                !(forced && std::string(forced) == "1");
   for (Unit &unit : units) {
     if (native) {
       std::string error;

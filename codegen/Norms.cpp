@@ -6,12 +6,16 @@
 // float32 would lose the phase, so it is formed and reduced modulo 2 pi in
 // double precision; only the sine and cosine of the reduced angle are
 // evaluated in float32. One table serves every rope op with the same base
-// and width.
+// and width. On CPUs the tables are memoized (Halide's runtime cache): a
+// layer kernel that runs once per layer, or a model run again at the same
+// length, computes them once.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LoweringImpl.h"
 
+#include <cctype>
 #include <cmath>
+#include <sstream>
 
 namespace attnc::codegen {
 
@@ -69,15 +73,29 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   Expr theta = cast<double>(p) * invFreq(i);
   const double twoPi = 2.0 * M_PI;
   Expr reduced = cast<float>(theta - Expr(twoPi) * floor(theta / Expr(twoPi)));
-  Func cosTable("rope_cos"), sinTable("rope_sin");
+  // The runtime's memoization cache keys a table by its name and bounds: the
+  // name carries everything else its values depend on.
+  std::ostringstream tag;
+  tag.precision(17);
+  tag << "_b" << base << "_h" << half;
+  std::string suffix = tag.str();
+  for (char &c : suffix)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  bool memoized = !options.gpu;
+  Func cosTable(memoized ? "rope_cos" + suffix : "rope_cos"),
+      sinTable(memoized ? "rope_sin" + suffix : "rope_sin");
   cosTable(i, p) = cos(reduced);
   sinTable(i, p) = sin(reduced);
   // Whole vectors of columns: a table is a function of its indices only, so
   // the columns past `half` are harmless. Halide 14 mis-compiled the guarded
   // tail of a table of one vector and one column (campaign seed 11575:
   // both vectors of the loop stored the first one's columns; RopeTest).
-  for (Func *table : {&cosTable, &sinTable})
+  for (Func *table : {&cosTable, &sinTable}) {
     addInternalStage(*table, {p, i}, /*perRow=*/false, TailStrategy::RoundUp);
+    if (memoized)
+      table->memoize();
+  }
   return ropeCache[key] = {cosTable, sinTable};
 }
 
