@@ -76,7 +76,9 @@ def measure(attnc, path, n, repeats, workdir, runtime):
         lowering.append(cold[1])
         llvm.append(cold[2])
         warm.append(jit_compile(attnc, path, n, cache)[0])
-        outdir = os.path.join(workdir, "aot%d" % i)
+        # One directory per model and run: a library of another depth left
+        # in it would be counted too.
+        outdir = os.path.join(workdir, "aot-%s-%d" % (os.path.basename(path), i))
         os.makedirs(outdir, exist_ok=True)
         wall, _ = run([attnc, "compile", path, "-o", outdir])
         aot.append(wall)
@@ -134,7 +136,7 @@ def main():
         print("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f | %d "
               "| %.2f |" %
               (label, layers, jit, jit / base[2], lowering, llvm, warm, aot,
-               aot / base[7], size // 1024, size / base[8]))
+               aot / base[6], size // 1024, size / base[7]))
     print("\nMedians of %d runs each; `attnc run ... --dim n=%d --dim b=1 "
           "--cache-dir DIR` reports the JIT compile time. Cold: DIR holds "
           "Halide's runtime only; warm: the same command again. One layer "
