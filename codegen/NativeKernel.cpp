@@ -22,6 +22,7 @@
 #include <optional>
 #include <sstream>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace attnc::codegen {
@@ -149,10 +150,16 @@ static std::string linkShared(const std::vector<std::string> &objects,
   while (size_t got = std::fread(chunk, 1, sizeof chunk, pipe))
     output_text.append(chunk, got);
   int status = pclose(pipe);
-  if (status != 0)
-    return "linking a kernel failed (" + command + "): " +
-           (output_text.empty() ? "exit status " + std::to_string(status)
-                                : output_text);
+  if (status != 0) {
+    std::string why = output_text;
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' '))
+      why.pop_back();
+    if (why.empty())
+      why = status > 0 && WIFEXITED(status)
+                ? "exit status " + std::to_string(WEXITSTATUS(status))
+                : "status " + std::to_string(status);
+    return "linking a shared object failed (" + command + "): " + why;
+  }
   return "";
 }
 
