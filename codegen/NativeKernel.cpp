@@ -141,8 +141,9 @@ static std::string linkShared(const std::vector<std::string> &objects,
                         " -shared -o " + shellQuote(output);
   for (const std::string &object : objects)
     command += " " + shellQuote(object);
-  command += " " + libraries + " 2>&1";
-  FILE *pipe = popen(command.c_str(), "r");
+  if (!libraries.empty())
+    command += " " + libraries;
+  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe)
     return "cannot run the linker: " + std::string(std::strerror(errno));
   std::string output_text;

@@ -1,0 +1,389 @@
+//===- ModelPipeline.cpp - a lowered model, compiled and run --------------===//
+//
+// This file implements ModelPipeline: building a model's Halide pipeline
+// (or its program of kernels), compiling it (ahead of time, or for the JIT
+// as cached shared objects or through Halide's in-memory JIT), checking a
+// run's sizes before anything is allocated, and running it, kernel by kernel
+// for a program.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Aot.h"
+#include "codegen/BufferPool.h"
+#include "codegen/LoweringImpl.h"
+#include "codegen/Program.h"
+#include "codegen/Resources.h"
+
+#include <chrono>
+#include <cstdlib>
+
+namespace attnc::codegen {
+
+using namespace Halide;
+
+BufferPoolStats bufferPoolStats() { return BufferPool::instance().stats(); }
+void resetBufferPoolPeak() { BufferPool::instance().resetPeak(); }
+
+//===----------------------------------------------------------------------===//
+// ModelPipeline
+//===----------------------------------------------------------------------===//
+
+std::string kernelSource(mlir::func::FuncOp func,
+                         const CodegenOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  func->print(os, mlir::OpPrintingFlags().useLocalScope());
+  os << "\ncodegen: gpu=" << options.gpu << " gpuOnHost=" << options.gpuOnHost
+     << "\n";
+  return os.str();
+}
+
+struct ModelPipeline::Impl {
+  // The lowerings keep a reference to the options: this copy's.
+  explicit Impl(const CodegenOptions &given)
+      : options(given), lowering(options) {}
+  std::string name;
+  CodegenOptions options;
+  Lowering lowering;  ///< One pipeline: the model's function.
+  Pipeline pipeline;
+  std::string source; ///< Its kernelSource, for the compile cache.
+  std::unique_ptr<NativeKernel> native; ///< When loaded from a shared object.
+  std::unique_ptr<Program> program; ///< Or the program of its calls.
+  bool compiled = false;
+
+  runtime::Result runProgram(const std::vector<Buffer<float>> &inputs,
+                             const std::vector<Buffer<float>> &weights,
+                             std::vector<Buffer<float>> &outputs);
+  runtime::Result checkProgram(const std::vector<std::vector<int64_t>> &inputs,
+                               const std::vector<std::vector<int64_t>> &outputs,
+                               int64_t ioBytes) const;
+};
+
+ModelPipeline::ModelPipeline() = default;
+ModelPipeline::~ModelPipeline() = default;
+
+std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
+                                                    const CodegenOptions &options) {
+  std::unique_ptr<ModelPipeline> result(new ModelPipeline());
+  result->impl = std::make_unique<Impl>(options);
+  Impl &impl = *result->impl;
+  impl.name = model.getSymName().str();
+  try {
+    if (callsFunctions(model)) {
+      impl.program = Program::build(model, impl.options);
+      if (!impl.program)
+        return nullptr;
+      return result;
+    }
+    if (mlir::failed(impl.lowering.lowerFunction(model)))
+      return nullptr;
+    impl.pipeline = Pipeline(impl.lowering.outputFuncs);
+    impl.source = kernelSource(model, impl.options);
+  } catch (const Halide::Error &error) {
+    model.emitError() << "internal error in code generation: " << error.what();
+    return nullptr;
+  }
+  return result;
+}
+
+const std::string &ModelPipeline::name() const { return impl->name; }
+const std::vector<TensorInfo> &ModelPipeline::inputs() const {
+  return impl->program ? impl->program->inputs : impl->lowering.inputs;
+}
+const std::vector<TensorInfo> &ModelPipeline::weights() const {
+  return impl->program ? impl->program->weights : impl->lowering.weights;
+}
+const std::vector<TensorInfo> &ModelPipeline::outputs() const {
+  return impl->program ? impl->program->outputs : impl->lowering.outputs;
+}
+const Program *ModelPipeline::program() const { return impl->program.get(); }
+
+Module ModelPipeline::compileToModule(const std::string &function,
+                                      const Target &target) {
+  if (!impl->program)
+    return impl->pipeline.compile_to_module(impl->lowering.arguments(), function,
+                                            target);
+  std::vector<Module> modules;
+  for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
+    modules.push_back(kernel->pipeline.compile_to_module(
+        kernel->lowering.arguments(), kernel->function, target));
+  return link_modules(function, modules);
+}
+
+void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
+                               KernelCompileStats &stats) {
+  if (impl->compiled)
+    return;
+  struct Unit {
+    Pipeline *pipeline;
+    const Lowering *lowering;
+    std::string function;
+    const std::string *source;
+    std::unique_ptr<NativeKernel> *native;
+  };
+  std::vector<Unit> units;
+  if (impl->program)
+    for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
+      units.push_back({&kernel->pipeline, &kernel->lowering, kernel->function,
+                       &kernel->source, &kernel->native});
+  else
+    units.push_back({&impl->pipeline, &impl->lowering, cIdentifier(impl->name),
+                     &impl->source, &impl->native});
+  // ATTNC_HALIDE_JIT=1: every kernel through Halide's in-memory JIT, to
+  // compare the two paths (docs/performance.md).
+  const char *forced = std::getenv("ATTNC_HALIDE_JIT");
+  bool native = NativeKernel::supports(target) &&
+                !(forced && std::string(forced) == "1");
+  for (Unit &unit : units) {
+    if (native) {
+      std::string error;
+      *unit.native = NativeKernel::load(*unit.pipeline,
+                                        unit.lowering->arguments(),
+                                        unit.function, *unit.source, target,
+                                        cache, stats, error);
+      if (*unit.native)
+        continue;
+      // Once per model: the other kernels would fail the same way.
+      stats.notes += "note: " + error +
+                     "; compiling in memory instead (not cached)\n";
+      native = false;
+    }
+    auto start = std::chrono::steady_clock::now();
+    unit.pipeline->jit_handlers().custom_malloc = BufferPool::allocate;
+    unit.pipeline->jit_handlers().custom_free = BufferPool::release;
+    unit.pipeline->compile_jit(target);
+    stats.jit += std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+  }
+  impl->compiled = true;
+}
+
+/// The result of a kernel that failed with `message` (and, when it was
+/// loaded from a shared object, Halide's error `code`), as
+/// ModelPipeline::run documents it; `what` names the kernel.
+static runtime::Result kernelFailure(const std::string &message, int code,
+                                     const std::string &what) {
+  // Resource failures are the run's size, not a bug: Halide refuses a
+  // buffer over its limit before allocating, and the pool reports a
+  // failed allocation.
+  if (size_t bytes = BufferPool::instance().takeFailedBytes())
+    return runtime::Result::error(ATTN_ERROR_OUT_OF_MEMORY,
+                                  "out of memory: " + what +
+                                      " could not allocate " +
+                                      formatBytes(int64_t(bytes)));
+  if (code == halide_error_code_buffer_allocation_too_large ||
+      code == halide_error_code_buffer_extents_too_large ||
+      message.find("exceeds the maximum size") != std::string::npos)
+    return runtime::Result::error(
+        ATTN_ERROR_OUT_OF_MEMORY,
+        what + " needs a buffer larger than Halide 14 allows (2^31 - 1 "
+               "bytes): " + message);
+  return runtime::Result::error(
+      ATTN_ERROR_RUNTIME, "internal error: " + what +
+                              " failed (a bug in attnc; please report "
+                              "it): " + message);
+}
+
+/// Runs one compiled kernel (its shared object, or Halide's JIT through
+/// `pipeline` and `lowering`'s parameters) on `args` and `weights` into
+/// `outputs`; `what` names it in messages.
+static runtime::Result runKernel(Pipeline &pipeline, Lowering &lowering,
+                                 NativeKernel *native,
+                                 const std::vector<Buffer<float>> &args,
+                                 const std::vector<Buffer<float>> &weights,
+                                 std::vector<Buffer<void>> &outputs,
+                                 const std::string &what) {
+  if (native) {
+    std::vector<halide_buffer_t *> buffers;
+    for (const std::vector<Buffer<float>> *list : {&args, &weights})
+      for (const Buffer<float> &buffer : *list)
+        buffers.push_back(const_cast<Buffer<float> &>(buffer).raw_buffer());
+    for (Buffer<void> &output : outputs)
+      buffers.push_back(output.raw_buffer());
+    std::string message;
+    int code = native->call(buffers, message);
+    return code == 0 ? runtime::Result::success()
+                     : kernelFailure(message, code, what);
+  }
+  for (size_t i = 0; i < args.size(); ++i)
+    lowering.inputParams[i].set(args[i]);
+  for (size_t i = 0; i < weights.size(); ++i)
+    lowering.weightParams[i].set(weights[i]);
+  Realization realization(outputs);
+  try {
+    pipeline.realize(realization);
+  } catch (const Halide::Error &e) {
+    return kernelFailure(e.what(), halide_error_code_generic_error, what);
+  }
+  return runtime::Result::success();
+}
+
+/// A buffer's shape in MLIR order (outermost first).
+static std::vector<int64_t> shapeOf(const Buffer<float> &buffer) {
+  std::vector<int64_t> shape;
+  for (int d = buffer.dimensions() - 1; d >= 0; --d)
+    shape.push_back(buffer.dim(d).extent());
+  return shape;
+}
+
+runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
+                                   const std::vector<Buffer<float>> &weights,
+                                   std::vector<Buffer<float>> &outputs) {
+  if (impl->program)
+    return impl->runProgram(inputs, weights, outputs);
+  std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
+  runtime::Result result =
+      runKernel(impl->pipeline, impl->lowering, impl->native.get(), inputs,
+                weights, views, "the kernel of model '" + impl->name + "'");
+  if (result.ok())
+    for (Buffer<void> &view : views)
+      view.copy_to_host(); // results of GPU kernels back to the caller
+  return result;
+}
+
+runtime::Result
+ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
+                                const std::vector<Buffer<float>> &weights,
+                                std::vector<Buffer<float>> &outputs) {
+  // Temporaries come from the pool: a repeated run reuses their pages, and
+  // the peak-memory figure counts them.
+  struct Free {
+    void operator()(float *p) const { BufferPool::instance().give(p); }
+  };
+  std::vector<Buffer<float>> temps(program->temps);
+  std::vector<std::unique_ptr<float, Free>> memory(program->temps);
+  auto release = [&](size_t temp) {
+    temps[temp].device_free();
+    temps[temp] = Buffer<float>();
+    memory[temp].reset();
+  };
+  auto buffer = [&](const Slot &slot) -> const Buffer<float> & {
+    return slot.in(inputs, weights, outputs, temps);
+  };
+  for (size_t k = 0; k < program->steps.size(); ++k) {
+    const Step &step = program->steps[k];
+    std::vector<Buffer<float>> args, stepWeights;
+    std::vector<std::vector<int64_t>> argShapes;
+    for (const Slot &slot : step.args) {
+      args.push_back(buffer(slot));
+      argShapes.push_back(shapeOf(args.back()));
+    }
+    for (const Slot &slot : step.weights)
+      stepWeights.push_back(buffer(slot));
+    std::vector<Buffer<void>> views;
+    for (size_t r = 0; r < step.results.size(); ++r) {
+      const Slot &slot = step.results[r];
+      if (slot.kind == Slot::Temp) {
+        std::vector<int64_t> shape =
+            Program::resultShape(step.resultShapes[r], argShapes);
+        float *data = static_cast<float *>(BufferPool::instance().take(
+            std::max<size_t>(size_t(f32Bytes(shape)), 4)));
+        if (!data)
+          return runtime::Result::error(
+              ATTN_ERROR_OUT_OF_MEMORY,
+              "out of memory: the result of '" + step.label +
+                  "' of model '" + name + "' needs " +
+                  formatBytes(f32Bytes(shape)));
+        memory[slot.index].reset(data);
+        std::vector<int> sizes(shape.rbegin(), shape.rend());
+        temps[slot.index] = Buffer<float>(data, sizes);
+      }
+      views.push_back(buffer(slot));
+    }
+    ProgramKernel &kernel = *step.kernel;
+    runtime::Result result = runKernel(
+        kernel.pipeline, kernel.lowering, kernel.native.get(), args,
+        stepWeights, views,
+        "the kernel of '" + step.label + "' in model '" + name + "'");
+    if (!result.ok())
+      return result;
+    for (size_t t = 0; t < program->temps; ++t)
+      if (program->lastUse[t] == k && temps[t].defined())
+        release(t);
+  }
+  for (const auto &[index, slot] : program->outputCopies) {
+    Buffer<float> source = buffer(slot);
+    source.copy_to_host();
+    outputs[index].copy_from(source);
+  }
+  for (Buffer<float> &output : outputs)
+    output.copy_to_host(); // results of GPU kernels back to the caller
+  return runtime::Result::success();
+}
+
+runtime::Result ModelPipeline::checkResources(
+    const std::vector<std::vector<int64_t>> &inputShapes,
+    const std::vector<std::vector<int64_t>> &outputShapes) const {
+  int64_t ioBytes = 0;
+  runtime::Result fits;
+  auto add = [&](const std::string &what, const std::vector<int64_t> &shape) {
+    fits = checkBufferSize(what, shape);
+    if (fits.ok())
+      ioBytes += f32Bytes(shape); // each < 2^31, and at most a few thousand
+    return fits.ok();
+  };
+  for (size_t i = 0; i < inputShapes.size(); ++i)
+    if (!add("input '" + inputs()[i].name + "'", inputShapes[i]))
+      return fits;
+  for (const TensorInfo &weight : weights())
+    if (!add("weight '" + weight.name + "'", weight.shape))
+      return fits;
+  for (size_t i = 0; i < outputShapes.size(); ++i)
+    if (!add("output '" + outputs()[i].name + "'", outputShapes[i]))
+      return fits;
+  if (impl->program)
+    return impl->checkProgram(inputShapes, outputShapes, ioBytes);
+  const Lowering &lowering = impl->lowering;
+  return checkStoredBuffers(lowering.stored, lowering.inputParams, inputShapes,
+                            ioBytes);
+}
+
+runtime::Result ModelPipeline::Impl::checkProgram(
+    const std::vector<std::vector<int64_t>> &inputShapes,
+    const std::vector<std::vector<int64_t>> &outputShapes,
+    int64_t ioBytes) const {
+  std::vector<std::vector<int64_t>> weightShapes, tempShapes(program->temps);
+  for (const TensorInfo &weight : program->weights)
+    weightShapes.push_back(weight.shape);
+  auto shapeOf = [&](const Slot &slot) -> const std::vector<int64_t> & {
+    return slot.in(inputShapes, weightShapes, outputShapes, tempShapes);
+  };
+  int64_t liveBytes = 0; // the temporaries alive during a step
+  for (size_t k = 0; k < program->steps.size(); ++k) {
+    const Step &step = program->steps[k];
+    std::vector<std::vector<int64_t>> argShapes;
+    for (const Slot &slot : step.args)
+      argShapes.push_back(shapeOf(slot));
+    for (size_t r = 0; r < step.results.size(); ++r) {
+      if (step.results[r].kind != Slot::Temp)
+        continue;
+      std::vector<int64_t> shape =
+          Program::resultShape(step.resultShapes[r], argShapes);
+      runtime::Result fits = checkBufferSize(
+          "the result of '" + step.label + "'", shape);
+      if (!fits.ok())
+        return fits;
+      liveBytes += f32Bytes(shape);
+      tempShapes[step.results[r].index] = shape;
+    }
+    const Lowering &lowering = step.kernel->lowering;
+    runtime::Result fits = checkStoredBuffers(
+        lowering.stored, lowering.inputParams, argShapes, ioBytes + liveBytes);
+    if (!fits.ok())
+      return fits;
+    for (size_t t = 0; t < program->temps; ++t)
+      if (program->lastUse[t] == k && !tempShapes[t].empty())
+        liveBytes -= f32Bytes(tempShapes[t]);
+  }
+  return runtime::Result::success();
+}
+
+std::vector<ModelPipeline::Kernel> ModelPipeline::kernels() const {
+  std::vector<Kernel> result;
+  if (impl->program)
+    for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
+      result.push_back({kernel->function, kernel->calls});
+  return result;
+}
+
+} // namespace attnc::codegen
