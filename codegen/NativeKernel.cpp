@@ -213,8 +213,11 @@ fetchOrBuild(const CacheOptions &options, const std::string &key,
     std::optional<std::string> made = cache.insert(key, tracked, error);
     if (made || buildFailed)
       return made;
-    // An unusable cache directory is not the user's compile failing.
-    stats.notes += "note: " + error + "; compiling without the cache\n";
+    // An unusable cache directory is not the user's compile failing; said
+    // once, though the runtime and every kernel meet it.
+    std::string note = "note: " + error + "; compiling without the cache\n";
+    if (stats.notes.find(note) == std::string::npos)
+      stats.notes += note;
     error.clear();
   }
   if (scratch.path.empty()) {
@@ -291,9 +294,10 @@ static std::string ensureRuntime(const Halide::Target &target,
   bool hit = false;
   std::string error;
   KernelCompileStats own; // all of it is the runtime's time
+  own.notes = stats.notes;
   std::optional<std::string> path =
       fetchOrBuild(cache, key, build, own, scratch, hit, error);
-  stats.notes += own.notes;
+  stats.notes = own.notes;
   if (!path) {
     runtime.error = error;
     return error;
