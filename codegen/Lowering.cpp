@@ -519,6 +519,10 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         const HTensor &result = get(value);
         outputs.push_back(describeResult(func, index));
         outputExtents.push_back(result.extents);
+        mlir::Operation *producer = value.getDefiningOp();
+        outputAfterInputs.push_back(
+            !options.gpu && result.materialized && producer &&
+            !mlir::isa<mlir::attn::WeightOp>(producer));
         Func out(argumentName("out", index, outputs.back().name));
         // The copy's schedule is the result's attribute (attn-tile's).
         currentOp = nullptr;

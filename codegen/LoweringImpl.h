@@ -96,6 +96,11 @@ public:
   std::vector<Halide::Func> outputFuncs;
   /// Each output's extents (MLIR order), as HTensor::extents.
   std::vector<std::vector<Halide::Expr>> outputExtents;
+  /// Per output: its copy-out stage, computed after every other stage, reads
+  /// only a buffer the kernel stores itself (the returned value is a
+  /// materialized op result, on a CPU). Its output buffer may then be an
+  /// input's memory that nothing reads after the kernel (Step::inPlaceArg).
+  std::vector<bool> outputAfterInputs;
   /// Materialised op results in op order (for the resource check).
   std::vector<StoredBuffer> stored;
   const CodegenOptions &options;

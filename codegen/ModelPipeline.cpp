@@ -241,6 +241,16 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
   return result;
 }
 
+/// The argument of `step` whose memory its result `r` of `shape` takes
+/// over (Step::inPlaceArg, when the shapes agree), or null.
+static const Slot *inPlaceSource(const Step &step, size_t r,
+                                 const std::vector<std::vector<int64_t>> &args,
+                                 const std::vector<int64_t> &shape) {
+  if (r != 0 || step.inPlaceArg < 0 || args.at(step.inPlaceArg) != shape)
+    return nullptr;
+  return &step.args[step.inPlaceArg];
+}
+
 runtime::Result
 ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
                                 const std::vector<Buffer<float>> &weights,
@@ -276,6 +286,12 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
       if (slot.kind == Slot::Temp) {
         std::vector<int64_t> shape =
             Program::resultShape(step.resultShapes[r], argShapes);
+        if (const Slot *source = inPlaceSource(step, r, argShapes, shape)) {
+          memory[slot.index] = std::move(memory[source->index]);
+          temps[slot.index] = temps[source->index];
+          views.push_back(buffer(slot));
+          continue;
+        }
         float *data = static_cast<float *>(BufferPool::instance().take(
             std::max<size_t>(size_t(f32Bytes(shape)), 4)));
         if (!data)
@@ -349,6 +365,7 @@ runtime::Result ModelPipeline::Impl::checkProgram(
     return slot.in(inputShapes, weightShapes, outputShapes, tempShapes);
   };
   int64_t liveBytes = 0; // the temporaries alive during a step
+  std::vector<bool> handedOn(program->temps); // memory a result took over
   for (size_t k = 0; k < program->steps.size(); ++k) {
     const Step &step = program->steps[k];
     std::vector<std::vector<int64_t>> argShapes;
@@ -363,8 +380,11 @@ runtime::Result ModelPipeline::Impl::checkProgram(
           "the result of '" + step.label + "'", shape);
       if (!fits.ok())
         return fits;
-      liveBytes += f32Bytes(shape);
       tempShapes[step.results[r].index] = shape;
+      if (const Slot *source = inPlaceSource(step, r, argShapes, shape))
+        handedOn[source->index] = true;
+      else
+        liveBytes += f32Bytes(shape);
     }
     const Lowering &lowering = step.kernel->lowering;
     runtime::Result fits = checkStoredBuffers(
@@ -372,7 +392,7 @@ runtime::Result ModelPipeline::Impl::checkProgram(
     if (!fits.ok())
       return fits;
     for (size_t t = 0; t < program->temps; ++t)
-      if (program->lastUse[t] == k && !tempShapes[t].empty())
+      if (program->lastUse[t] == k && !tempShapes[t].empty() && !handedOn[t])
         liveBytes -= f32Bytes(tempShapes[t]);
   }
   return runtime::Result::success();

@@ -13,6 +13,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -172,7 +173,25 @@ std::unique_ptr<Program> Program::build(mlir::func::FuncOp model,
     }
     program->steps.push_back(std::move(step));
   }
+  program->chooseInPlaceResults();
   return program;
+}
+
+void Program::chooseInPlaceResults() {
+  for (size_t k = 0; k < steps.size(); ++k) {
+    Step &step = steps[k];
+    if (step.results.size() != 1 || step.results[0].kind != Slot::Temp ||
+        !step.kernel->lowering.outputAfterInputs.at(0))
+      continue;
+    for (size_t i = 0; i < step.args.size(); ++i) {
+      const Slot &arg = step.args[i];
+      if (arg.kind != Slot::Temp || lastUse[arg.index] != k ||
+          std::count(step.args.begin(), step.args.end(), arg) != 1)
+        continue;
+      step.inPlaceArg = int(i);
+      break;
+    }
+  }
 }
 
 } // namespace attnc::codegen

@@ -76,6 +76,12 @@ struct Step {
   std::vector<Slot> weights;  ///< One per kernel weight (the glue's own).
   std::vector<Slot> results;  ///< One per kernel output.
   std::vector<std::vector<AxisSize>> resultShapes;
+  /// The argument whose memory the step's one result takes over when their
+  /// shapes agree at run time, or -1: a temporary that no later step reads,
+  /// of a kernel whose output is written after it reads its inputs
+  /// (Lowering::outputAfterInputs). A layer stack then holds one activation
+  /// between layers, not two.
+  int inPlaceArg = -1;
 };
 
 struct Program {
@@ -92,6 +98,9 @@ struct Program {
   /// null after an error at the offending op.
   static std::unique_ptr<Program> build(mlir::func::FuncOp model,
                                         const CodegenOptions &options);
+
+  /// Sets each step's inPlaceArg (after every step's last reader is known).
+  void chooseInPlaceResults();
 
   /// The shape (MLIR order) of a step's result, given its arguments'.
   static std::vector<int64_t>

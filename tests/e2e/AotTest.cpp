@@ -14,6 +14,7 @@
 #include "repeated.h"
 
 #include "codegen/Aot.h"
+#include "codegen/Program.h"
 #include "runtime/Safetensors.h"
 #include "tests/e2e/E2EUtil.h"
 
@@ -272,6 +273,31 @@ TEST(AotRepeatedLayersTest, OneLayerKernelServesEveryLayer) {
     maxRef = std::max(maxRef, double(std::abs(want.data[i])));
   }
   EXPECT_LE(maxDiff / maxRef, 1e-6);
+}
+
+// Every layer after the first writes its result over its input, which no
+// later step reads, so a stack holds one activation between layers; the
+// first reads the model's input and the final norm writes the model's
+// output, so both keep their own buffers.
+TEST(AotRepeatedLayersTest, LayersAfterTheFirstWriteOverTheirInput) {
+  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/repeated.attn");
+  std::stringstream source;
+  source << file.rdbuf();
+  std::unique_ptr<CompiledModel> model =
+      compileAttn(source.str(), driver::SchedulePolicy::Default);
+  ASSERT_TRUE(model->jit) << model->diagnostics;
+  const codegen::Program *program = model->jit->pipeline().program();
+  ASSERT_TRUE(program);
+  ASSERT_EQ(program->steps.size(), 4u);
+  EXPECT_EQ(program->steps[0].inPlaceArg, -1);
+  EXPECT_EQ(program->steps[1].inPlaceArg, 0);
+  EXPECT_EQ(program->steps[2].inPlaceArg, 0);
+  EXPECT_EQ(program->steps[3].inPlaceArg, -1);
+
+  TensorMap weights = codegen::randomWeights(model->jit->pipeline().weights(), 8);
+  TensorMap inputs = randomInputs(*model->jit, {{"n", 40}, {"b", 1}}, 9);
+  TensorMap got = runJit(*model, inputs, weights);
+  EXPECT_LE(relativeError(got, runReference(*model, inputs, weights)), 1e-5);
 }
 
 // The wrapper binds every runtime dim of a model with many of them (its table
