@@ -232,15 +232,20 @@ TEST_F(AotTest, TruncatedAndCorruptWeightFilesAreRejected) {
   EXPECT_STRNE(attn_error_message(), "");
 }
 
+/// tests/e2e/Inputs/repeated.attn (three layers of one configuration),
+/// compiled for the JIT.
+std::unique_ptr<CompiledModel> compileRepeated() {
+  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/repeated.attn");
+  std::stringstream source;
+  source << file.rdbuf();
+  return compileAttn(source.str(), driver::SchedulePolicy::Default);
+}
+
 // A model whose three layers share one configuration is a program of one
 // layer kernel, called per layer, and a kernel for the final norm; the JIT
 // and the library run it alike, and both match the fp64 reference.
 TEST(AotRepeatedLayersTest, OneLayerKernelServesEveryLayer) {
-  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/repeated.attn");
-  std::stringstream source;
-  source << file.rdbuf();
-  std::unique_ptr<CompiledModel> model =
-      compileAttn(source.str(), driver::SchedulePolicy::Default);
+  std::unique_ptr<CompiledModel> model = compileRepeated();
   ASSERT_TRUE(model->jit) << model->diagnostics;
   std::vector<codegen::ModelPipeline::Kernel> kernels =
       model->jit->pipeline().kernels();
@@ -280,11 +285,7 @@ TEST(AotRepeatedLayersTest, OneLayerKernelServesEveryLayer) {
 // first reads the model's input and the final norm writes the model's
 // output, so both keep their own buffers.
 TEST(AotRepeatedLayersTest, LayersAfterTheFirstWriteOverTheirInput) {
-  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/repeated.attn");
-  std::stringstream source;
-  source << file.rdbuf();
-  std::unique_ptr<CompiledModel> model =
-      compileAttn(source.str(), driver::SchedulePolicy::Default);
+  std::unique_ptr<CompiledModel> model = compileRepeated();
   ASSERT_TRUE(model->jit) << model->diagnostics;
   const codegen::Program *program = model->jit->pipeline().program();
   ASSERT_TRUE(program);
