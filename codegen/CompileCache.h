@@ -52,7 +52,11 @@ struct KernelCompileStats {
                        ///< loaded, once per process.
   double jit = 0;      ///< Halide's in-memory JIT (lowering and LLVM as one),
                        ///< for kernels that are not cached (GPU targets).
-  size_t hits = 0, misses = 0;
+  size_t hits = 0, misses = 0;  ///< Kernels found in the cache, compiled.
+  bool runtimeCompiled = false; ///< The runtime was not in the cache.
+  /// The threads that compiled at once: the stage times above add up over
+  /// them, so their sum can exceed the wall-clock compile time.
+  size_t threads = 1;
   /// Notes for the user: a corrupt entry recompiled, an unusable cache.
   std::string notes;
 };

@@ -13,8 +13,15 @@
 #include "codegen/Program.h"
 #include "codegen/Resources.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <thread>
 
 namespace attnc::codegen {
 
@@ -97,16 +104,77 @@ const std::vector<TensorInfo> &ModelPipeline::outputs() const {
 }
 const Program *ModelPipeline::program() const { return impl->program.get(); }
 
+/// How many threads runConcurrently uses for `count` tasks: one per
+/// hardware thread, at most one per task.
+static size_t concurrentWorkers(size_t count) {
+  return std::min<size_t>(count,
+                          std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Runs `task(0)` … `task(count - 1)` on concurrentWorkers(count) threads
+/// (the calling thread among them) and waits for all; the first exception a
+/// task throws is rethrown here once all have finished.
+static void runConcurrently(size_t count,
+                            const std::function<void(size_t)> &task) {
+  size_t workers = concurrentWorkers(count);
+  std::atomic<size_t> next{0};
+  std::mutex failureMutex;
+  std::exception_ptr failure;
+  auto work = [&] {
+    for (size_t i; (i = next++) < count;) {
+      try {
+        task(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failureMutex);
+        if (!failure)
+          failure = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &thread : threads)
+    thread.join();
+  if (failure)
+    std::rethrow_exception(failure);
+}
+
 Module ModelPipeline::compileToModule(const std::string &function,
                                       const Target &target) {
   if (!impl->program)
     return impl->pipeline.compile_to_module(impl->lowering.arguments(), function,
                                             target);
-  std::vector<Module> modules;
+  // Each kernel lowers on a thread of its own (runConcurrently).
+  std::vector<ProgramKernel *> kernels;
   for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
-    modules.push_back(kernel->pipeline.compile_to_module(
-        kernel->lowering.arguments(), kernel->function, target));
+    kernels.push_back(kernel.get());
+  std::vector<Module> modules(kernels.size(), Module("", target));
+  runConcurrently(kernels.size(), [&](size_t i) {
+    modules[i] = kernels[i]->pipeline.compile_to_module(
+        kernels[i]->lowering.arguments(), kernels[i]->function, target);
+  });
   return link_modules(function, modules);
+}
+
+/// Adds `part`'s times, counts and notes (each distinct note once) to
+/// `total`.
+static void addStats(KernelCompileStats &total,
+                     const KernelCompileStats &part) {
+  total.lowering += part.lowering;
+  total.llvm += part.llvm;
+  total.link += part.link;
+  total.load += part.load;
+  total.runtime += part.runtime;
+  total.jit += part.jit;
+  total.runtimeCompiled |= part.runtimeCompiled;
+  total.hits += part.hits;
+  total.misses += part.misses;
+  std::istringstream lines(part.notes);
+  for (std::string line; std::getline(lines, line);)
+    if (total.notes.find(line + "\n") == std::string::npos)
+      total.notes += line + "\n";
 }
 
 void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
@@ -133,20 +201,44 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
   const char *forced = std::getenv("ATTNC_HALIDE_JIT");
   bool native = NativeKernel::supports(target) &&
                 !(forced && std::string(forced) == "1");
-  for (Unit &unit : units) {
-    if (native) {
-      std::string error;
-      *unit.native = NativeKernel::load(*unit.pipeline,
-                                        unit.lowering->arguments(),
-                                        unit.function, *unit.source, target,
-                                        cache, stats, error);
-      if (*unit.native)
-        continue;
-      // Once per model: the other kernels would fail the same way.
-      stats.notes += "note: " + error +
-                     "; compiling in memory instead (not cached)\n";
-      native = false;
+  if (native) {
+    // The kernels (distinct Halide pipelines: Halide's compiler is
+    // thread-safe) and the runtime, when the cache lacks it, compile at
+    // once, one per hardware thread; stage times add up over them.
+    std::vector<KernelCompileStats> each(units.size() + 1);
+    std::vector<std::string> errors(units.size());
+    runConcurrently(units.size() + 1, [&](size_t i) {
+      if (i == units.size()) {
+        NativeKernel::prepareRuntime(target, cache, each[i]);
+        return;
+      }
+      const Unit &unit = units[i];
+      *unit.native = NativeKernel::load(
+          *unit.pipeline, unit.lowering->arguments(), unit.function,
+          *unit.source, target, cache, each[i], errors[i]);
+    });
+    size_t compiled = 0;
+    for (const KernelCompileStats &part : each) {
+      addStats(stats, part);
+      compiled += part.misses + part.runtimeCompiled;
     }
+    stats.threads = std::max(
+        stats.threads, std::min(compiled, concurrentWorkers(each.size())));
+    // A kernel that cannot be loaded compiles in memory, and so do the
+    // others (one runtime per process); said once.
+    for (size_t i = 0; i < units.size() && native; ++i)
+      if (!*units[i].native) {
+        stats.notes += "note: " + errors[i] +
+                       "; compiling in memory instead (not cached)\n";
+        native = false;
+      }
+    if (native) {
+      impl->compiled = true;
+      return;
+    }
+  }
+  for (Unit &unit : units) {
+    unit.native->reset();
     auto start = std::chrono::steady_clock::now();
     unit.pipeline->jit_handlers().custom_malloc = BufferPool::allocate;
     unit.pipeline->jit_handlers().custom_free = BufferPool::release;

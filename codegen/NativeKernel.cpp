@@ -298,6 +298,7 @@ static std::string ensureRuntime(const Halide::Target &target,
   std::optional<std::string> path =
       fetchOrBuild(cache, key, build, own, scratch, hit, error);
   stats.notes = own.notes;
+  stats.runtimeCompiled = path && !hit;
   if (!path) {
     runtime.error = error;
     return error;
@@ -335,6 +336,12 @@ static std::string ensureRuntime(const Halide::Target &target,
 //===----------------------------------------------------------------------===//
 // NativeKernel
 //===----------------------------------------------------------------------===//
+
+std::string NativeKernel::prepareRuntime(const Halide::Target &target,
+                                         const CacheOptions &cache,
+                                         KernelCompileStats &stats) {
+  return ensureRuntime(target, cache, stats);
+}
 
 bool NativeKernel::supports(const Halide::Target &target) {
   using T = Halide::Target;
@@ -377,9 +384,6 @@ NativeKernel::load(Halide::Pipeline &pipeline,
     error = "target '" + target.to_string() + "' runs in Halide's JIT";
     return nullptr;
   }
-  error = ensureRuntime(target, cache, stats);
-  if (!error.empty())
-    return nullptr;
   std::unique_ptr<NativeKernel> kernel(new NativeKernel());
   kernel->cacheKey =
       sha256Hex("attnc-kernel 1\n" + toolIdentity() + "\n" +
@@ -414,6 +418,12 @@ NativeKernel::load(Halide::Pipeline &pipeline,
     std::optional<std::string> path =
         fetchOrBuild(cache, kernel->cacheKey, build, stats, scratch, hit, error);
     if (!path)
+      return nullptr;
+    // The kernel binds to the runtime's symbols when it is loaded; the
+    // runtime is compiled (when the cache lacks it) beside the kernels
+    // (prepareRuntime), or here.
+    error = ensureRuntime(target, cache, stats);
+    if (!error.empty())
       return nullptr;
     auto start = Clock::now();
     kernel->handle = dlopen(path->c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -54,6 +54,14 @@ public:
        const Halide::Target &target, const CacheOptions &cache,
        KernelCompileStats &stats, std::string &error);
 
+  /// Compiles (or finds in the cache) and loads the Halide runtime that
+  /// kernels for `target` call, once per process; what `load` does before
+  /// it loads a kernel, here to run beside the kernels' compilation. ""
+  /// or why it cannot.
+  static std::string prepareRuntime(const Halide::Target &target,
+                                    const CacheOptions &cache,
+                                    KernelCompileStats &stats);
+
   /// Runs the kernel on `buffers` (its arguments, then its outputs). Returns
   /// Halide's error code (0 on success); `message` gets what the runtime
   /// reported.

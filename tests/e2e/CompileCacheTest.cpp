@@ -4,7 +4,8 @@
 // same model loads every kernel from the cache and computes the same thing;
 // damaged entries are recompiled with a note, never loaded; `--no-cache`
 // leaves no files; the directory keeps to its size limit by evicting the
-// least recently used entries; concurrent writers of one entry both succeed.
+// least recently used entries; concurrent writers of one entry both succeed;
+// the distinct kernels of a model compile at once, into the same code.
 //
 //===----------------------------------------------------------------------===//
 #include "E2EUtil.h"
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -47,17 +49,25 @@ struct Compiled {
   KernelCompileStats stats;
 };
 
-Compiled compileExample(const std::string &file, const CacheOptions &cache) {
+/// A session with `cache` that `load` fills, JIT-compiled.
+Compiled compileWith(const CacheOptions &cache,
+                     const std::function<bool(driver::Session &)> &load) {
   Compiled c;
   llvm::raw_string_ostream os(c.diagnostics);
   driver::SessionOptions options;
   options.cache = cache;
   c.session = std::make_unique<driver::Session>(options, os);
-  if (c.session->loadFile(std::string(ATTNC_EXAMPLES_DIR) + "/" + file))
+  if (load(*c.session))
     c.jit = c.session->jit();
   c.stats = c.session->compileTimes().stages;
   os.flush();
   return c;
+}
+
+Compiled compileExample(const std::string &file, const CacheOptions &cache) {
+  return compileWith(cache, [&](driver::Session &session) {
+    return session.loadFile(std::string(ATTNC_EXAMPLES_DIR) + "/" + file);
+  });
 }
 
 TensorMap run(Compiled &c, uint64_t seed) {
@@ -306,6 +316,60 @@ struct SavedEnv {
   const char *name;
   std::optional<std::string> saved;
 };
+
+/// Four distinct kernels (a GAU layer, a FLASH layer, the glue between
+/// and after them) for compileConcurrently.
+const char *kMixedStack = R"(
+model mixed {
+  dim d = 128
+  dim n : seq
+  dim b : batch
+  input  x : f32[b, n, d]
+  param  g : f32[1]
+  output y : f32[b, n, d]
+  h = repeat 2 gau(x, e = 256, s = 64, causal = true, max_len = 64) as g
+  k = scale_norm(h, g)
+  f = repeat 2 flash(k, e = 256, s = 64, chunk = 32, causal = true) as f
+  y = scale_norm(f, g)
+}
+)";
+
+Compiled compileSource(const std::string &source, const CacheOptions &cache) {
+  return compileWith(cache, [&](driver::Session &session) {
+    return session.loadSource(source, "mixed.attn");
+  });
+}
+
+TEST(CompileCacheTest, KernelsCompileAtOnceAndMatchTheInMemoryJit) {
+  CacheOptions cache;
+  cache.directory = freshDir("concurrent");
+  Compiled cold = compileSource(kMixedStack, cache);
+  ASSERT_TRUE(cold.jit) << cold.diagnostics;
+  size_t kernels = cold.jit->pipeline().kernels().size();
+  EXPECT_GE(kernels, 3u);
+  EXPECT_EQ(cold.stats.misses, kernels);
+  EXPECT_EQ(kernelObjects(cache.directory).size(), kernels);
+  // Every compiling thread counted once (the runtime is already loaded in
+  // this process, so only the kernels compile).
+  EXPECT_EQ(cold.stats.threads,
+            std::min<size_t>(
+                kernels, std::max(1u, std::thread::hardware_concurrency())));
+  TensorMap concurrent = run(cold, 5);
+
+  Compiled warm = compileSource(kMixedStack, cache);
+  ASSERT_TRUE(warm.jit) << warm.diagnostics;
+  EXPECT_EQ(warm.stats.hits, kernels);
+  EXPECT_EQ(warm.stats.threads, 1u); // nothing compiled
+  EXPECT_EQ(run(warm, 5).at("y").data, concurrent.at("y").data);
+
+  SavedEnv forced("ATTNC_HALIDE_JIT");
+  setenv("ATTNC_HALIDE_JIT", "1", 1);
+  Compiled inMemory = compileSource(kMixedStack, cache);
+  ASSERT_TRUE(inMemory.jit) << inMemory.diagnostics;
+  EXPECT_GT(inMemory.stats.jit, 0.0);
+  EXPECT_EQ(run(inMemory, 5).at("y").data, concurrent.at("y").data);
+  fs::remove_all(cache.directory);
+}
 
 TEST(CompileCacheTest, DirectoryAndLimitFollowTheOptionsThenTheEnvironment) {
   SavedEnv dirEnv("ATTNC_CACHE_DIR"), xdgEnv("XDG_CACHE_HOME"),

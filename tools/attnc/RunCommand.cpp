@@ -191,6 +191,9 @@ void printCompileTimes(const Session &session) {
                  << (k.misses == 1 ? "" : "es");
   else
     llvm::outs() << "; not cached";
+  if (k.threads > 1)
+    llvm::outs() << "; stages added up over " << k.threads
+                 << " threads compiling at once";
   llvm::outs() << ")\n";
 }
 
