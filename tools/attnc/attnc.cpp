@@ -26,6 +26,10 @@ using namespace attnc;
 namespace cl = llvm::cl;
 
 namespace {
+/// attnc's own options: --help lists these, not the LLVM and MLIR options
+/// the linked libraries register.
+cl::OptionCategory attncOptions("attnc options");
+
 enum class Emit { Ast, Attn, Primitives, Scheduled, HalideStmt };
 
 cl::SubCommand runCmd("run", "Run a model through the JIT on .npy or random "
@@ -35,18 +39,21 @@ cl::SubCommand benchCmd("bench", "Time a model through the JIT and report "
 cl::SubCommand compileCmd("compile", "Compile a model to lib<model>.a and "
                                      "<model>.h");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.attn>"),
-                               cl::Required, cl::sub(cl::SubCommand::getTopLevel()),
+cl::opt<std::string> inputFile(cl::cat(attncOptions), cl::Positional,
+                               cl::desc("<model.attn>"), cl::Required,
+                               cl::sub(cl::SubCommand::getTopLevel()),
                                cl::sub(runCmd), cl::sub(benchCmd),
                                cl::sub(compileCmd));
-cl::opt<std::string> modelName("model", cl::desc("Model to use when the file "
-                                                 "defines several"),
+cl::opt<std::string> modelName(cl::cat(attncOptions), "model",
+                               cl::desc("Model to use when the file "
+                                        "defines several"),
                                cl::value_desc("name"),
                                cl::sub(cl::SubCommand::getTopLevel()),
                                cl::sub(runCmd), cl::sub(benchCmd),
                                cl::sub(compileCmd));
 cl::opt<Emit> emit(
-    "emit", cl::desc("Stage to print"), cl::init(Emit::Attn),
+    cl::cat(attncOptions), "emit", cl::desc("Stage to print"),
+    cl::init(Emit::Attn),
     cl::values(clEnumValN(Emit::Ast, "ast", "the parsed AST"),
                clEnumValN(Emit::Attn, "attn",
                           "the attn dialect after import (default)"),
@@ -59,79 +66,90 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::HalideStmt, "halide-stmt",
                           "Halide's lowered statement (loop nests) for "
                           "--target")));
-cl::opt<std::string> outputFile("o", cl::desc("Output file (emit) or "
-                                              "directory (compile)"),
+cl::opt<std::string> outputFile(cl::cat(attncOptions), "o",
+                                cl::desc("Output file (emit) or "
+                                         "directory (compile)"),
                                 cl::value_desc("path"), cl::init("-"),
                                 cl::sub(cl::SubCommand::getTopLevel()),
                                 cl::sub(compileCmd));
-cl::opt<std::string> libraryName("name", cl::desc("Name of the generated "
-                                                 "library, header and C "
-                                                 "functions (default: the "
-                                                 "model's name)"),
-                                  cl::value_desc("identifier"),
-                                  cl::sub(compileCmd));
-cl::opt<bool> debugInfo("mlir-print-debuginfo",
+cl::opt<std::string> libraryName(cl::cat(attncOptions), "name",
+                                 cl::desc("Name of the generated "
+                                          "library, header and C "
+                                          "functions (default: the "
+                                          "model's name)"),
+                                 cl::value_desc("identifier"),
+                                 cl::sub(compileCmd));
+cl::opt<bool> debugInfo(cl::cat(attncOptions), "mlir-print-debuginfo",
                         cl::desc("Print .attn source locations"),
                         cl::init(false));
 
 // run / bench
-cl::opt<std::string> weightsFile("weights", cl::desc("Weights (safetensors)"),
+cl::opt<std::string> weightsFile(cl::cat(attncOptions), "weights",
+                                 cl::desc("Weights (safetensors)"),
                                  cl::value_desc("file"), cl::sub(runCmd),
                                  cl::sub(benchCmd));
-cl::opt<int64_t> randomWeights("random-weights",
+cl::opt<int64_t> randomWeights(cl::cat(attncOptions), "random-weights",
                                cl::desc("Use deterministic random weights"),
                                cl::value_desc("seed"), cl::init(-1),
                                cl::sub(runCmd), cl::sub(benchCmd));
-cl::list<std::string> inputs("input", cl::desc("An input (.npy, f32, C order)"),
+cl::list<std::string> inputs(cl::cat(attncOptions), "input",
+                             cl::desc("An input (.npy, f32, C order)"),
                              cl::value_desc("name=file.npy"), cl::sub(runCmd),
                              cl::sub(benchCmd));
-cl::list<std::string> outputs("output", cl::desc("Write an output (.npy)"),
+cl::list<std::string> outputs(cl::cat(attncOptions), "output",
+                              cl::desc("Write an output (.npy)"),
                               cl::value_desc("name=file.npy"), cl::sub(runCmd));
-cl::opt<int64_t> randomInputs("random-inputs",
+cl::opt<int64_t> randomInputs(cl::cat(attncOptions), "random-inputs",
                               cl::desc("Generate the inputs not given with "
                                        "--input (N(0,1), deterministic)"),
                               cl::value_desc("seed"), cl::init(-1),
                               cl::sub(runCmd), cl::sub(benchCmd));
-cl::list<std::string> dims("dim", cl::desc("Size of a runtime dim for "
-                                           "generated inputs"),
+cl::list<std::string> dims(cl::cat(attncOptions), "dim",
+                           cl::desc("Size of a runtime dim for "
+                                    "generated inputs"),
                            cl::value_desc("name=size"), cl::sub(runCmd),
                            cl::sub(benchCmd));
-cl::opt<int> threads("threads", cl::desc("Worker threads (default: all cores)"),
+cl::opt<int> threads(cl::cat(attncOptions), "threads",
+                     cl::desc("Worker threads (default: all cores)"),
                      cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
-cl::opt<std::string> targetSpec("target",
+cl::opt<std::string> targetSpec(cl::cat(attncOptions), "target",
                                 cl::desc("host, x86-64-linux-avx2, "
                                          "host-cuda-cuda_capability_80, ... (a "
                                          "Halide target) or a target family: "
                                          "generic, x86-64-avx2, x86-64-avx512, "
                                          "cuda"),
-                                cl::init("host"), cl::sub(runCmd), cl::sub(benchCmd),
-                                cl::sub(compileCmd),
+                                cl::init("host"), cl::sub(runCmd),
+                                cl::sub(benchCmd), cl::sub(compileCmd),
                                 cl::sub(cl::SubCommand::getTopLevel()));
-cl::opt<std::string> schedule("schedule", cl::desc("default or naive"),
-                              cl::init("default"), cl::sub(runCmd),
-                              cl::sub(benchCmd), cl::sub(compileCmd),
+cl::opt<std::string> schedule(cl::cat(attncOptions), "schedule",
+                              cl::desc("default or naive"), cl::init("default"),
+                              cl::sub(runCmd), cl::sub(benchCmd),
+                              cl::sub(compileCmd),
                               cl::sub(cl::SubCommand::getTopLevel()));
-cl::opt<std::string> saveWeights("save-weights",
+cl::opt<std::string> saveWeights(cl::cat(attncOptions), "save-weights",
                                  cl::desc("Write the weights used to a "
                                           "safetensors file"),
                                  cl::value_desc("file"), cl::sub(runCmd));
-cl::opt<std::string> cacheDir("cache-dir",
+cl::opt<std::string> cacheDir(cl::cat(attncOptions), "cache-dir",
                               cl::desc("Keep compiled kernels here (default: "
                                        "$ATTNC_CACHE_DIR, else "
                                        "$XDG_CACHE_HOME/attnc, else "
                                        "~/.cache/attnc)"),
                               cl::value_desc("dir"), cl::sub(runCmd),
                               cl::sub(benchCmd));
-cl::opt<bool> noCache("no-cache",
+cl::opt<bool> noCache(cl::cat(attncOptions), "no-cache",
                       cl::desc("Compile every kernel anew; read and write "
                                "no compile cache"),
                       cl::init(false), cl::sub(runCmd), cl::sub(benchCmd));
-cl::opt<int> warmup("warmup", cl::desc("Untimed runs first"), cl::init(2),
+cl::opt<int> warmup(cl::cat(attncOptions), "warmup",
+                    cl::desc("Untimed runs first"), cl::init(2),
                     cl::sub(benchCmd));
-cl::opt<int> iterations("iterations", cl::desc("Timed runs (at least)"),
-                        cl::init(10), cl::sub(benchCmd));
-cl::opt<double> minSeconds("min-time", cl::desc("Keep timing for at least "
-                                                "this many seconds"),
+cl::opt<int> iterations(cl::cat(attncOptions), "iterations",
+                        cl::desc("Timed runs (at least)"), cl::init(10),
+                        cl::sub(benchCmd));
+cl::opt<double> minSeconds(cl::cat(attncOptions), "min-time",
+                           cl::desc("Keep timing for at least "
+                                    "this many seconds"),
                            cl::init(1.0), cl::sub(benchCmd));
 
 /// The session stage whose IR `--emit` prints.
@@ -230,6 +248,7 @@ driver::RunOptions runOptions() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(attncOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "attnc: a compiler for attention layers\n");
   if (runCmd)
