@@ -12,6 +12,7 @@
 #include "codegen/LoweringImpl.h"
 #include "codegen/Program.h"
 #include "codegen/Resources.h"
+#include "codegen/Stopwatch.h"
 
 #include <algorithm>
 #include <atomic>
@@ -239,13 +240,11 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
   }
   for (Unit &unit : units) {
     unit.native->reset();
-    auto start = std::chrono::steady_clock::now();
+    auto start = SteadyClock::now();
     unit.pipeline->jit_handlers().custom_malloc = BufferPool::allocate;
     unit.pipeline->jit_handlers().custom_free = BufferPool::release;
     unit.pipeline->compile_jit(target);
-    stats.jit += std::chrono::duration<double, std::milli>(
-                     std::chrono::steady_clock::now() - start)
-                     .count();
+    stats.jit += millisSince(start);
   }
   impl->compiled = true;
 }

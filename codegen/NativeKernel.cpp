@@ -8,6 +8,7 @@
 #include "codegen/NativeKernel.h"
 
 #include "codegen/BufferPool.h"
+#include "codegen/Stopwatch.h"
 
 #include <chrono>
 #include <cstdio>
@@ -28,12 +29,7 @@
 namespace attnc::codegen {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-static double millisSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
+using Clock = SteadyClock;
 
 //===----------------------------------------------------------------------===//
 // Identities

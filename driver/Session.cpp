@@ -8,6 +8,7 @@
 #include "driver/Session.h"
 
 #include "codegen/Aot.h"
+#include "codegen/Stopwatch.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -19,13 +20,6 @@
 #include <chrono>
 
 namespace attnc::driver {
-
-/// Milliseconds since `start`.
-static double millisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 void prepareContext(mlir::MLIRContext &context) {
   mlir::DialectRegistry registry;

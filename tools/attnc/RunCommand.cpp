@@ -11,6 +11,7 @@
 
 #include "codegen/Jit.h"
 #include "codegen/Resources.h"
+#include "codegen/Stopwatch.h"
 #include "runtime/Npy.h"
 #include "runtime/Safetensors.h"
 
@@ -28,11 +29,7 @@ using codegen::HostTensor;
 using codegen::TensorMap;
 
 namespace {
-using Clock = std::chrono::steady_clock;
-
-double millisSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
+using Clock = SteadyClock;
 
 using runtime::Result;
 
