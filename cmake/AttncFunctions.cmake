@@ -44,14 +44,15 @@ function(attn_add_unittest name)
 endfunction()
 
 # attnc_add_model(<target> MODEL <file.attn> [TARGET <halide target>]
-#                 [MODEL_NAME <name>])
+#                 [MODEL_NAME <name>] [TUNING_DB <file>])
 # Compiles a model with `attnc compile` at build time into
 # lib<target>.a + <target>.h (C entry points <target>_weights_bind and
 # <target>_run) and defines <target>, an INTERFACE library that links the
 # kernel, the attnc runtime and the system libraries it needs. TARGET
-# defaults to host; MODEL_NAME picks a model when the file defines several.
+# defaults to host; MODEL_NAME picks a model when the file defines several;
+# TUNING_DB compiles with the fastest schedules of a tuning database.
 function(attnc_add_model target)
-  cmake_parse_arguments(ARG "" "MODEL;TARGET;MODEL_NAME" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "MODEL;TARGET;MODEL_NAME;TUNING_DB" "" ${ARGN})
   if(NOT ARG_MODEL)
     message(FATAL_ERROR "attnc_add_model(${target}): MODEL <file.attn> is required")
   endif()
@@ -65,11 +66,21 @@ function(attnc_add_model target)
   if(ARG_MODEL_NAME)
     set(model_option --model ${ARG_MODEL_NAME})
   endif()
+  # TUNING_DB: the fastest schedules a tuning database (attnc tune --db)
+  # recorded for the model's kernels (docs/tuning.md); a new database
+  # rebuilds the library.
+  set(tuning_option "")
+  set(tuning_depends "")
+  if(ARG_TUNING_DB)
+    get_filename_component(tuning_path "${ARG_TUNING_DB}" ABSOLUTE)
+    set(tuning_option --tuning-db "${tuning_path}")
+    set(tuning_depends "${tuning_path}")
+  endif()
   add_custom_command(
     OUTPUT "${library}" "${out_dir}/${target}.h" "${out_dir}/${target}_kernel.h"
-    COMMAND attnc compile "${model_path}" ${model_option}
+    COMMAND attnc compile "${model_path}" ${model_option} ${tuning_option}
             --target ${ARG_TARGET} --name ${target} -o "${out_dir}"
-    DEPENDS attnc "${model_path}"
+    DEPENDS attnc "${model_path}" ${tuning_depends}
     COMMENT "attnc: compiling ${ARG_MODEL} for ${ARG_TARGET}"
     VERBATIM)
   add_custom_target(${target}_attnc DEPENDS "${library}")

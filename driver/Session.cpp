@@ -159,8 +159,14 @@ bool Session::schedule() {
     return error("the naive schedule is a CPU baseline (scalar, serial loops "
                  "at root); target '" + opts.target +
                  "' needs GPU schedules: use --schedule default");
+  if (!opts.tuningDb.empty() && opts.schedule != SchedulePolicy::Default)
+    return error("a tuning database replaces the default schedules; it does "
+                 "not apply to --schedule naive");
   mlir::PassManager pm(ctx.get());
   mlir::attn::buildSchedulePipeline(pm, targetModel, opts.schedule);
+  if (!opts.tuningDb.empty())
+    pm.addPass(mlir::attn::createApplyTuningPass(opts.tuningDb, targetModel,
+                                                 opts.tuningDims));
   return mlir::succeeded(pm.run(*ir));
 }
 

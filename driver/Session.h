@@ -80,6 +80,11 @@ struct SessionOptions {
   bool gpuOnHost = false;
   /// Where the JIT keeps compiled kernels (codegen/CompileCache.h).
   codegen::CacheOptions cache;
+  /// A tuning database (`attnc tune --db`): after attn-tile, its fastest
+  /// schedules replace the defaults (attn-apply-tuning), chosen for the
+  /// runtime dims `tuningDims` (empty: the largest tuned sizes).
+  std::string tuningDb;
+  std::map<std::string, int64_t> tuningDims;
 };
 
 /// Registers every dialect attnc's IR uses on `context`.

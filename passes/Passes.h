@@ -21,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <map>
 #include <optional>
 
 namespace mlir::attn {
@@ -53,6 +54,13 @@ std::string unknownSchedulePolicy(llvm::StringRef name);
 /// `policy`; the pass's `target` and `policy` options are not read.
 std::unique_ptr<Pass> createTilePass(const TargetModel &target,
                                      SchedulePolicy policy);
+
+/// attn-apply-tuning for a target already parsed, with the database at
+/// `db` and runtime `dims` (empty: the largest tuned sizes); the pass's
+/// options are not read.
+std::unique_ptr<Pass>
+createApplyTuningPass(const std::string &db, const TargetModel &target,
+                      const std::map<std::string, int64_t> &dims);
 
 /// Bytes of one f32.
 constexpr int64_t kF32Bytes = 4;
@@ -181,6 +189,18 @@ void forEachSchedule(Operation *op, const TargetModel &target,
 /// All of forEachSchedule's points.
 std::vector<ScheduleParams> enumerateSchedules(Operation *op,
                                                const TargetModel &target);
+
+/// What a tuned schedule of `op` applies to: the attn.kernel `op` is a
+/// member of, or `op` itself.
+Operation *tuningUnit(Operation *op);
+/// The key of `op`'s schedule in a tuning database (tune/TuningDb.h): 24
+/// hex digits of the SHA-256 of its tuningUnit's ops in order, with their
+/// attributes other than schedules and layer names, their static types,
+/// and how the ops connect. Ops that compute the same thing on the same
+/// static shapes share it, whatever model, function or layer they are in.
+std::string tuningSignature(Operation *op);
+/// A short description of `op` for people: `attn.dense ?x?x2176 (kernel)`.
+std::string tuningLabel(Operation *op);
 
 /// Patterns that rewrite each layer template op into primitive ops.
 void populateExpandLayersPatterns(RewritePatternSet &patterns);

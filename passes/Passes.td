@@ -326,4 +326,46 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def ApplyTuningPass : Pass<"attn-apply-tuning", "::mlir::ModuleOp"> {
+  let summary = "Replace schedules by the fastest ones a tuning database "
+                "recorded for the same kernels";
+  let description = [{
+    Runs after attn-tile. For every op with its own loops (a schedule that
+    is not `compute = inline`: an attn.kernel's anchor or a scheduled op
+    outside kernels), looks up its tuningSignature in the tuning database
+    `db` (tune/TuningDb.h, written by `attnc tune`) for the target `target`
+    and this attnc's version, at the runtime dims nearest `dims`
+    (`n=8192,b=1`; empty: the largest sizes tuned), and sets the fastest
+    schedule measured there, if it was faster than attn-tile's default in
+    the tuner's own measurement. Every schedule set is checked against the
+    target's budgets first; one that fails (a database edited by hand) is
+    skipped with a warning. A remark says how many kernels took a tuned
+    schedule, and why none did when the database has rows only for other
+    targets or versions. A missing, damaged or foreign database file is an
+    error.
+
+    Before (`attnc tune` measured `tile = [32, 6]` faster for this dense):
+
+    ```mlir
+    %0 = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [64, 6], ...>}
+    ```
+
+    After:
+
+    ```mlir
+    %0 = attn.dense %x, %w, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 6], ...>}
+    ```
+  }];
+  let options = [
+    Option<"db", "db", "std::string", /*default=*/"\"\"",
+           "The tuning database (an `attnc tune --db` file)">,
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Target the schedules are for, as attn-tile's option">,
+    Option<"dims", "dims", "std::string", /*default=*/"\"\"",
+           "Runtime dims to choose tuned schedules for (name=size,...; "
+           "empty: the largest tuned sizes)">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
 #endif // ATTNC_PASSES_PASSES_TD

@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// This file implements forEachSchedule: the schedule space a tuner searches.
+// This file implements forEachSchedule: the schedule space a tuner searches,
+// and the signatures that key a tuned schedule in a tuning database.
 // For an op and a target it walks a grid of candidate points for the op's
 // class (getScheduleShape) and yields those that the verifier accepts: the
 // dialect's rules (ScheduleAttr::verifyParams, verifyScheduleForOp) and the
@@ -15,7 +16,13 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "dsl/IR/AttnOps.h"
+
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA256.h"
+
+#include <array>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -249,4 +256,85 @@ mlir::attn::enumerateSchedules(Operation *op, const TargetModel &target) {
     return true;
   });
   return space;
+}
+
+//===----------------------------------------------------------------------===//
+// Tuning signatures
+//===----------------------------------------------------------------------===//
+
+Operation *mlir::attn::tuningUnit(Operation *op) {
+  if (auto kernel = dyn_cast_or_null<KernelOp>(op->getParentOp()))
+    return kernel;
+  return op;
+}
+
+/// The text that tuningSignature hashes: every op of `unit` in order with
+/// its name, attributes (sorted, without schedules and layer names),
+/// operands (a value made inside the unit by its number, one from outside
+/// by its first-use number and type) and result types.
+static std::string signatureText(Operation *unit) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DenseMap<Value, unsigned> inside, outside;
+  auto number = [](llvm::DenseMap<Value, unsigned> &map, Value value) {
+    return map.try_emplace(value, map.size()).first->second;
+  };
+  unit->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    os << op->getName() << "(";
+    for (Value operand : op->getOperands()) {
+      if (inside.count(operand))
+        os << "%" << inside[operand] << ",";
+      else
+        os << "^" << number(outside, operand) << ":" << operand.getType()
+           << ",";
+    }
+    os << "){";
+    for (NamedAttribute attr : op->getAttrDictionary()) {
+      if (attr.getName() == ScheduleAttr::getScheduleAttrName() ||
+          attr.getName() == "layer_name")
+        continue;
+      os << attr.getName().strref() << "=" << attr.getValue() << ";";
+    }
+    os << "}->(";
+    for (Value result : op->getResults())
+      os << "%" << number(inside, result) << ":" << result.getType() << ",";
+    os << ")";
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          os << "[%" << number(inside, arg) << ":" << arg.getType() << "]";
+    os << "\n";
+  });
+  return os.str();
+}
+
+std::string mlir::attn::tuningSignature(Operation *op) {
+  std::string text = signatureText(tuningUnit(op));
+  std::array<uint8_t, 32> hash = llvm::SHA256::hash(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()),
+                              text.size()));
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(hash).take_front(12),
+                     /*LowerCase=*/true);
+}
+
+std::string mlir::attn::tuningLabel(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName().getStringRef();
+  if (op->getNumResults() == 1)
+    if (auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType())) {
+      os << " ";
+      llvm::interleave(
+          type.getShape(), os,
+          [&](int64_t size) {
+            if (ShapedType::isDynamic(size))
+              os << "?";
+            else
+              os << size;
+          },
+          "x");
+    }
+  if (tuningUnit(op) != op)
+    os << " (kernel)";
+  return os.str();
 }

@@ -77,6 +77,10 @@ llvm::StringRef TargetModel::getName() const {
 
 const Halide::Target &TargetModel::halide() const { return *halideTarget; }
 
+std::string TargetModel::halideString() const {
+  return halideTarget->to_string();
+}
+
 TargetModel TargetModel::get(TargetKind kind) {
   Halide::Target host = Halide::get_host_target();
   Halide::Target halide(host.os, host.arch, host.bits);

@@ -50,6 +50,9 @@ struct TargetModel {
   llvm::StringRef getName() const;
   /// The Halide target code generation compiles for.
   const Halide::Target &halide() const;
+  /// halide()'s target string, features included: what tuning databases
+  /// key their rows on (for code that does not include Halide).
+  std::string halideString() const;
 
   /// The budgets of `kind`, with a Halide target of that family for this
   /// machine's OS (cuda: the host with CUDA capability 8.0).

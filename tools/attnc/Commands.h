@@ -31,6 +31,7 @@ struct RunOptions {
   std::string schedule = "default";
   std::string saveWeights;          ///< write the weights used, or ""
   codegen::CacheOptions cache;      ///< --cache-dir, --no-cache
+  std::string tuningDb;             ///< --tuning-db, or ""
   // bench only
   int warmup = 2;
   int iterations = 10;
@@ -50,10 +51,37 @@ struct CompileOptions {
   std::string outputDir;
   std::string name; ///< Files and C functions are named after it; "" = model.
   std::string schedule = "default";
+  /// --tuning-db, or "": the largest sizes tuned (a library serves every
+  /// length).
+  std::string tuningDb;
 };
 
 /// `attnc compile`: writes lib<model>.a and <model>.h; returns the exit code.
 int compileCommand(const CompileOptions &options);
+
+/// What `attnc tune` was given (checked by tuneCommand).
+struct TuneCommandOptions {
+  std::string file;
+  std::string model;
+  std::string target = "host";
+  std::vector<std::string> dims; ///< NAME=SIZE[,SIZE...]
+  std::string db;
+  std::string budget;            ///< `10m`, `90s`, `1h`, or ""
+  int64_t trials = 0;            ///< 0: none given
+  bool resume = false;
+  int threads = 0;
+  double minSeconds = 0.3;
+  uint64_t seed = 1;
+  bool json = false;
+  codegen::CacheOptions cache;
+};
+
+/// `attnc tune`: returns the process exit code.
+int tuneCommand(const TuneCommandOptions &options);
+
+/// `attnc db ACTION FILE [ARGS...]` (show, check, export, import, merge);
+/// `output` is export's -o. Returns the process exit code.
+int dbCommand(const std::vector<std::string> &args, const std::string &output);
 
 } // namespace attnc::driver
 

@@ -30,7 +30,9 @@ int compileCommand(const CompileOptions &options) {
                  << "' is not a C identifier\n";
     return 1;
   }
-  Session session({options.model, options.target, *policy}, llvm::errs());
+  SessionOptions sessionOptions{options.model, options.target, *policy};
+  sessionOptions.tuningDb = options.tuningDb;
+  Session session(sessionOptions, llvm::errs());
   if (!session.loadFile(options.file) || !session.runTo(Stage::Pipeline))
     return 1;
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir)) {

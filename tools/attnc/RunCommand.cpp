@@ -208,6 +208,9 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   auto p = std::make_unique<Prepared>();
   SessionOptions sessionOptions{options.model, options.target, *policy};
   sessionOptions.cache = options.cache;
+  // Tuned schedules for the sizes of this run (the nearest tuned).
+  sessionOptions.tuningDb = options.tuningDb;
+  sessionOptions.tuningDims = dims;
   p->session = std::make_unique<Session>(sessionOptions, llvm::errs());
   if (!p->session->loadFile(options.file))
     return nullptr;

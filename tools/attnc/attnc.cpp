@@ -38,19 +38,24 @@ cl::SubCommand benchCmd("bench", "Time a model through the JIT and report "
                                  "GFLOP/s");
 cl::SubCommand compileCmd("compile", "Compile a model to lib<model>.a and "
                                      "<model>.h");
+cl::SubCommand tuneCmd("tune", "Search schedules for this machine and keep "
+                               "every measurement in a tuning database");
+cl::SubCommand dbCmd("db", "Show, check, export, import or merge a tuning "
+                           "database: attnc db show|check|export|import|merge "
+                           "FILE [ARGS...]");
 
 cl::opt<std::string> inputFile(cl::cat(attncOptions), cl::Positional,
                                cl::desc("<model.attn>"), cl::Required,
                                cl::sub(cl::SubCommand::getTopLevel()),
                                cl::sub(runCmd), cl::sub(benchCmd),
-                               cl::sub(compileCmd));
+                               cl::sub(compileCmd), cl::sub(tuneCmd));
 cl::opt<std::string> modelName(cl::cat(attncOptions), "model",
                                cl::desc("Model to use when the file "
                                         "defines several"),
                                cl::value_desc("name"),
                                cl::sub(cl::SubCommand::getTopLevel()),
                                cl::sub(runCmd), cl::sub(benchCmd),
-                               cl::sub(compileCmd));
+                               cl::sub(compileCmd), cl::sub(tuneCmd));
 cl::opt<Emit> emit(
     cl::cat(attncOptions), "emit", cl::desc("Stage to print"),
     cl::init(Emit::Attn),
@@ -71,7 +76,7 @@ cl::opt<std::string> outputFile(cl::cat(attncOptions), "o",
                                          "directory (compile)"),
                                 cl::value_desc("path"), cl::init("-"),
                                 cl::sub(cl::SubCommand::getTopLevel()),
-                                cl::sub(compileCmd));
+                                cl::sub(compileCmd), cl::sub(dbCmd));
 cl::opt<std::string> libraryName(cl::cat(attncOptions), "name",
                                  cl::desc("Name of the generated "
                                           "library, header and C "
@@ -111,7 +116,7 @@ cl::list<std::string> dims(cl::cat(attncOptions), "dim",
                            cl::sub(benchCmd));
 cl::opt<int> threads(cl::cat(attncOptions), "threads",
                      cl::desc("Worker threads (default: all cores)"),
-                     cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
+                     cl::init(0), cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<std::string> targetSpec(cl::cat(attncOptions), "target",
                                 cl::desc("host, x86-64-linux-avx2, "
                                          "host-cuda-cuda_capability_80, ... (a "
@@ -120,7 +125,7 @@ cl::opt<std::string> targetSpec(cl::cat(attncOptions), "target",
                                          "cuda"),
                                 cl::init("host"), cl::sub(runCmd),
                                 cl::sub(benchCmd), cl::sub(compileCmd),
-                                cl::sub(cl::SubCommand::getTopLevel()));
+                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(tuneCmd));
 cl::opt<std::string> schedule(cl::cat(attncOptions), "schedule",
                               cl::desc("default or naive"), cl::init("default"),
                               cl::sub(runCmd), cl::sub(benchCmd),
@@ -136,11 +141,54 @@ cl::opt<std::string> cacheDir(cl::cat(attncOptions), "cache-dir",
                                        "$XDG_CACHE_HOME/attnc, else "
                                        "~/.cache/attnc)"),
                               cl::value_desc("dir"), cl::sub(runCmd),
-                              cl::sub(benchCmd));
+                              cl::sub(benchCmd), cl::sub(tuneCmd));
+cl::opt<std::string> tuningDb(cl::cat(attncOptions), "tuning-db",
+                              cl::desc("Use the fastest schedules this "
+                                       "tuning database (attnc tune --db) "
+                                       "recorded for the model's kernels"),
+                              cl::value_desc("file"), cl::sub(runCmd),
+                              cl::sub(benchCmd), cl::sub(compileCmd));
+// tune
+cl::list<std::string> tuneDims(cl::cat(attncOptions), "dim",
+                               cl::desc("Runtime dim sizes to tune for, e.g. "
+                                        "n=1024,8192 (every combination)"),
+                               cl::value_desc("name=size,..."),
+                               cl::sub(tuneCmd));
+cl::opt<std::string> tuneDb(cl::cat(attncOptions), "db",
+                            cl::desc("The tuning database to write (created "
+                                     "when missing)"),
+                            cl::value_desc("file"), cl::sub(tuneCmd));
+cl::opt<std::string> budget(cl::cat(attncOptions), "budget",
+                            cl::desc("Wall-clock limit: 10m, 90s, 1h"),
+                            cl::value_desc("time"), cl::sub(tuneCmd));
+cl::opt<int64_t> trials(cl::cat(attncOptions), "trials",
+                        cl::desc("Candidates to measure per set of dims"),
+                        cl::init(0), cl::sub(tuneCmd));
+cl::opt<bool> resume(cl::cat(attncOptions), "resume",
+                     cl::desc("Continue the latest run of this model in the "
+                              "database (recorded trials are not measured "
+                              "again)"),
+                     cl::init(false), cl::sub(tuneCmd));
+cl::opt<bool> jsonOutput(cl::cat(attncOptions), "json",
+                         cl::desc("Print the result as JSON"), cl::init(false),
+                         cl::sub(tuneCmd));
+cl::opt<double> tuneMinSeconds(cl::cat(attncOptions), "min-time",
+                               cl::desc("Time each candidate for at least "
+                                        "this many seconds (and 5 runs)"),
+                               cl::init(0.3), cl::sub(tuneCmd));
+cl::opt<uint64_t> seed(cl::cat(attncOptions), "seed",
+                       cl::desc("Seed of the search, weights and inputs"),
+                       cl::init(1), cl::sub(tuneCmd));
+// db
+cl::list<std::string> dbArgs(cl::cat(attncOptions), cl::Positional,
+                             cl::desc("show|check|export|import|merge FILE "
+                                      "[ARGS...]"),
+                             cl::OneOrMore, cl::sub(dbCmd));
+
 cl::opt<bool> noCache(cl::cat(attncOptions), "no-cache",
                       cl::desc("Compile every kernel anew; read and write "
                                "no compile cache"),
-                      cl::init(false), cl::sub(runCmd), cl::sub(benchCmd));
+                      cl::init(false), cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<int> warmup(cl::cat(attncOptions), "warmup",
                     cl::desc("Untimed runs first"), cl::init(2),
                     cl::sub(benchCmd));
@@ -240,6 +288,7 @@ driver::RunOptions runOptions() {
   o.warmup = warmup;
   o.iterations = iterations;
   o.minSeconds = minSeconds;
+  o.tuningDb = tuningDb;
   o.cache.enabled = !noCache;
   o.cache.directory = cacheDir;
   return o;
@@ -255,6 +304,27 @@ int main(int argc, char **argv) {
     return driver::runCommand(runOptions());
   if (benchCmd)
     return driver::benchCommand(runOptions());
+  if (tuneCmd) {
+    driver::TuneCommandOptions o;
+    o.file = inputFile;
+    o.model = modelName;
+    o.target = targetSpec;
+    o.dims = tuneDims;
+    o.db = tuneDb;
+    o.budget = budget;
+    o.trials = trials;
+    o.resume = resume;
+    o.threads = threads;
+    o.minSeconds = tuneMinSeconds;
+    o.seed = seed;
+    o.json = jsonOutput;
+    o.cache.enabled = !noCache;
+    o.cache.directory = cacheDir;
+    return driver::tuneCommand(o);
+  }
+  if (dbCmd)
+    return driver::dbCommand(dbArgs, outputFile == "-" ? std::string()
+                                                       : std::string(outputFile));
   if (compileCmd) {
     driver::CompileOptions o;
     o.file = inputFile;
@@ -263,6 +333,7 @@ int main(int argc, char **argv) {
     o.outputDir = outputFile == "-" ? "." : std::string(outputFile);
     o.schedule = schedule;
     o.name = libraryName;
+    o.tuningDb = tuningDb;
     return driver::compileCommand(o);
   }
   return emitCommand();

@@ -1,0 +1,734 @@
+//===- Tuner.cpp - attnc tune: search and measure schedules ---------------===//
+//
+// This file implements the tuner (Tuner.h): the units it tunes (one per
+// tuningSignature), their candidates, the timed and checked trials, the
+// records in the tuning database, progress, and the final check of the
+// model compiled with the database.
+//
+//===----------------------------------------------------------------------===//
+#include "tune/Tuner.h"
+
+#include "codegen/Jit.h"
+#include "codegen/Stopwatch.h"
+#include "driver/Session.h"
+#include "tune/TuningDb.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <functional>
+#include <random>
+#include <set>
+#include <tuple>
+#include <unistd.h>
+
+namespace attnc::tune {
+
+using codegen::TensorMap;
+using mlir::attn::ScheduleAttr;
+using mlir::attn::ScheduleParams;
+
+namespace {
+
+/// Kernels with loops of their own that share a tuningSignature.
+struct Unit {
+  std::string signature, label;
+  std::vector<ScheduleParams> space; ///< forEachSchedule's points.
+  ScheduleParams defaults;           ///< attn-tile's.
+  double weight = 1;                 ///< Its share of the trials.
+  size_t count = 0;                  ///< Ops that carry it.
+};
+
+/// What a configuration of the model's schedules measured.
+struct Timing {
+  double medianMs = 0, minMs = 0, spread = 0;
+  int64_t runs = 0;
+};
+
+/// How many of the fields of two schedules differ.
+int differences(const ScheduleParams &a, const ScheduleParams &b) {
+  return (a.strategy != b.strategy) + (a.tileX != b.tileX) +
+         (a.tileY != b.tileY) + (a.vector != b.vector) +
+         (a.unrollX != b.unrollX) + (a.unrollY != b.unrollY) +
+         (a.splitK != b.splitK) + (a.rowBlock != b.rowBlock) +
+         (a.stageLhs != b.stageLhs) + (a.packRhs != b.packRhs) +
+         (a.parallel != b.parallel) + (a.compute != b.compute) +
+         (a.gpuThreadsX != b.gpuThreadsX) + (a.gpuThreadsY != b.gpuThreadsY) +
+         (a.shared != b.shared);
+}
+
+bool sameParams(const ScheduleParams &a, const ScheduleParams &b) {
+  return differences(a, b) == 0;
+}
+
+std::string nowUtc() {
+  std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+std::string hostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0)
+    return "unknown";
+  return name;
+}
+
+std::string duration(double seconds) {
+  int64_t s = int64_t(std::max(0.0, seconds) + 0.5);
+  if (s >= 3600)
+    return std::to_string(s / 3600) + "h" + std::to_string(s % 3600 / 60) + "m";
+  if (s >= 60)
+    return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  return std::to_string(s) + "s";
+}
+
+/// The largest difference between two sets of outputs, relative to the
+/// largest magnitude of `reference`; infinity when their shapes differ.
+double outputDifference(const TensorMap &got, const TensorMap &reference) {
+  double worst = 0;
+  for (const auto &[name, want] : reference) {
+    auto it = got.find(name);
+    if (it == got.end() || it->second.shape != want.shape)
+      return INFINITY;
+    double scale = 0, diff = 0;
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      scale = std::max(scale, double(std::fabs(want.data[i])));
+      double d = std::fabs(double(it->second.data[i]) - want.data[i]);
+      if (!(d <= diff)) // NaN counts as worse than anything
+        diff = std::isnan(d) ? INFINITY : d;
+    }
+    worst = std::max(worst, scale > 0 ? diff / scale : diff);
+  }
+  return worst;
+}
+
+/// A schedule as its attribute text (the database's spelling).
+std::string scheduleText(mlir::MLIRContext &context, const ScheduleParams &p) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << ScheduleAttr::get(&context, p);
+  return os.str();
+}
+
+/// Whether `op` has loops of its own whose schedule a tuner may set.
+bool tunable(mlir::Operation *op) {
+  ScheduleAttr schedule = ScheduleAttr::lookup(op);
+  return schedule &&
+         op->getDiscardableAttr(ScheduleAttr::getScheduleAttrName()) &&
+         schedule.getCompute() != mlir::attn::ComputeAt::inlined;
+}
+
+class Tuner {
+public:
+  Tuner(const TuneOptions &options, TuneResult &result, llvm::raw_ostream &log)
+      : options(options), result(result), log(log) {
+    driver::prepareContext(printContext);
+    printContext.loadAllAvailableDialects();
+  }
+
+  bool run();
+
+private:
+  using Config = std::map<std::string, ScheduleParams>;
+
+  /// A session on the model with the schedules of `config` (and, with a
+  /// database, attn-apply-tuning's); null with `error` set.
+  std::unique_ptr<codegen::JitModel>
+  compile(const Config &config, std::string &error,
+          const std::map<std::string, int64_t> *tunedFor = nullptr);
+  bool discoverUnits();
+  bool measure(codegen::JitModel &jit, const TensorMap &inputs,
+               TensorMap &outputs, Timing &timing, std::string &error);
+  /// Times `base` and `candidate` in alternation (a run of each per round)
+  /// so that both see the same machine; `outputs` are the candidate's.
+  bool measurePair(codegen::JitModel &base, codegen::JitModel &candidate,
+                   TensorMap &outputs, Timing &baseTiming,
+                   Timing &candidateTiming, std::string &error);
+  bool tuneDims(const std::map<std::string, int64_t> &dims, double deadline);
+  bool tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
+                double deadline, int64_t trialShare);
+  bool record(Trial &trial);
+  void progress(const std::string &line, bool final);
+  double elapsed() const { return millisSince(start) / 1000; }
+
+  const TuneOptions &options;
+  TuneResult &result;
+  llvm::raw_ostream &log;
+  SteadyClock::time_point start = SteadyClock::now();
+
+  std::unique_ptr<TuningDb> db;
+  std::string session, modelKey, targetKey;
+  mlir::MLIRContext printContext; ///< For schedule texts.
+  std::vector<Unit> units;
+  std::vector<codegen::TensorInfo> weightInfo, inputInfo;
+  TensorMap weights;
+  /// Trials of the resumed run: session|signature|dims|schedule -> trial.
+  std::map<std::string, Trial> replay;
+
+  // The dims set being tuned.
+  TensorMap inputs, reference;
+  Config best; ///< The tuned kernels' best schedules so far.
+};
+
+std::unique_ptr<codegen::JitModel>
+Tuner::compile(const Config &config, std::string &error,
+               const std::map<std::string, int64_t> *tunedFor) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  driver::SessionOptions sessionOptions;
+  sessionOptions.model = options.model;
+  sessionOptions.target = options.target;
+  sessionOptions.cache = options.cache;
+  if (tunedFor) {
+    sessionOptions.tuningDb = options.db;
+    sessionOptions.tuningDims = *tunedFor;
+  }
+  driver::Session session(sessionOptions, os);
+  std::unique_ptr<codegen::JitModel> jit;
+  if (session.loadFile(options.file) &&
+      session.runTo(driver::Stage::Scheduled)) {
+    session.module().walk([&](mlir::Operation *op) {
+      if (!tunable(op))
+        return;
+      auto it = config.find(mlir::attn::tuningSignature(op));
+      if (it != config.end())
+        op->setAttr(ScheduleAttr::getScheduleAttrName(),
+                    ScheduleAttr::get(op->getContext(), it->second));
+    });
+    jit = session.jit();
+  }
+  if (!jit)
+    error = os.str();
+  return jit;
+}
+
+bool Tuner::discoverUnits() {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  driver::SessionOptions sessionOptions;
+  sessionOptions.model = options.model;
+  sessionOptions.target = options.target;
+  driver::Session session(sessionOptions, os);
+  if (!session.loadFile(options.file) ||
+      !session.runTo(driver::Stage::Pipeline)) {
+    log << os.str();
+    return false;
+  }
+  targetKey = session.target().halideString();
+  modelKey = llvm::sys::path::filename(options.file).str() + ":" +
+             session.model().getSymName().str();
+  weightInfo = session.pipeline().weights();
+  inputInfo = session.pipeline().inputs();
+  std::map<std::string, size_t> index;
+  session.module().walk([&](mlir::Operation *op) {
+    if (!tunable(op))
+      return;
+    std::string signature = mlir::attn::tuningSignature(op);
+    auto [it, inserted] = index.emplace(signature, units.size());
+    if (!inserted) {
+      ++units[it->second].count;
+      return;
+    }
+    Unit unit;
+    unit.signature = signature;
+    unit.label = mlir::attn::tuningLabel(op);
+    unit.defaults = ScheduleAttr::lookup(op).getParams();
+    unit.space = mlir::attn::enumerateSchedules(op, session.target());
+    unit.count = 1;
+    using Kind = mlir::attn::ScheduleShape::Kind;
+    Kind kind = mlir::attn::getScheduleShape(op).kind;
+    unit.weight = kind == Kind::Product || kind == Kind::Attention ? 3 : 1;
+    units.push_back(unit);
+  });
+  // The expensive kinds first; then program order.
+  std::stable_sort(units.begin(), units.end(), [](const Unit &a, const Unit &b) {
+    return a.weight > b.weight;
+  });
+  for (Unit &unit : units)
+    unit.weight *= double(unit.count);
+  return true;
+}
+
+static Timing summarize(std::vector<double> times);
+
+bool Tuner::measure(codegen::JitModel &jit, const TensorMap &runInputs,
+                    TensorMap &outputs, Timing &timing, std::string &error) {
+  runtime::Result prepared = jit.prepare(runInputs, weights, outputs);
+  if (!prepared.ok()) {
+    error = prepared.message;
+    return false;
+  }
+  std::vector<double> times;
+  auto begin = SteadyClock::now();
+  for (int i = -2; i < 1000; ++i) {
+    auto t0 = SteadyClock::now();
+    runtime::Result ran = jit.runPrepared(runInputs, weights, outputs);
+    if (!ran.ok()) {
+      error = ran.message;
+      return false;
+    }
+    if (i < 0)
+      continue; // warm-up
+    times.push_back(millisSince(t0));
+    if (int(times.size()) >= options.minRuns &&
+        millisSince(begin) >= options.minSeconds * 1000)
+      break;
+  }
+  timing = summarize(times);
+  return true;
+}
+
+/// The median, minimum and spread of `times` (not empty).
+static Timing summarize(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  Timing timing;
+  timing.runs = int64_t(times.size());
+  timing.medianMs = times[times.size() / 2];
+  timing.minMs = times.front();
+  timing.spread = (times.back() - times.front()) / timing.medianMs;
+  return timing;
+}
+
+bool Tuner::measurePair(codegen::JitModel &base, codegen::JitModel &candidate,
+                        TensorMap &outputs, Timing &baseTiming,
+                        Timing &candidateTiming, std::string &error) {
+  TensorMap baseOutputs;
+  for (auto [jit, out] : {std::pair{&base, &baseOutputs},
+                          std::pair{&candidate, &outputs}}) {
+    runtime::Result prepared = jit->prepare(inputs, weights, *out);
+    if (!prepared.ok()) {
+      error = prepared.message;
+      return false;
+    }
+  }
+  std::vector<double> baseTimes, candidateTimes;
+  auto begin = SteadyClock::now();
+  for (int round = -1; round < 1000; ++round) {
+    for (auto [jit, out, times] :
+         {std::tuple{&base, &baseOutputs, &baseTimes},
+          std::tuple{&candidate, &outputs, &candidateTimes}}) {
+      auto t0 = SteadyClock::now();
+      runtime::Result ran = jit->runPrepared(inputs, weights, *out);
+      if (!ran.ok()) {
+        error = ran.message;
+        return false;
+      }
+      if (round >= 0) // round -1 warms both up
+        times->push_back(millisSince(t0));
+    }
+    if (int(candidateTimes.size()) >= options.minRuns &&
+        millisSince(begin) >= 2 * options.minSeconds * 1000)
+      break;
+  }
+  baseTiming = summarize(baseTimes);
+  candidateTiming = summarize(candidateTimes);
+  return true;
+}
+
+bool Tuner::record(Trial &trial) {
+  trial.session = session;
+  trial.model = modelKey;
+  trial.target = targetKey;
+  trial.version = attncVersion();
+  trial.host = hostName();
+  trial.time = nowUtc();
+  std::string error;
+  if (!db->record(trial, error)) {
+    progress("", true);
+    log << "error: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
+void Tuner::progress(const std::string &line, bool final) {
+  if (options.interactive) {
+    log << "\r\033[K" << line;
+    if (final && !line.empty())
+      log << "\n";
+  } else if (final && !line.empty()) {
+    log << line << "\n";
+  }
+  log.flush();
+}
+
+/// A trial of `unit` with `schedule` at `dims`, not yet measured.
+static Trial newTrial(const Unit &unit, const std::string &dims,
+                      const std::string &schedule) {
+  Trial trial;
+  trial.signature = unit.signature;
+  trial.op = unit.label;
+  trial.dims = dims;
+  trial.schedule = schedule;
+  return trial;
+}
+
+/// Records `timing` in `trial`, compared with `base` (the configuration
+/// without it, timed beside it).
+static void setTiming(Trial &trial, const Timing &timing, const Timing &base) {
+  trial.medianMs = timing.medianMs;
+  trial.minMs = timing.minMs;
+  trial.spread = timing.spread;
+  trial.runs = timing.runs;
+  trial.defaultMs = base.medianMs;
+}
+
+bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
+                     double deadline, int64_t trialShare) {
+  std::string dimsText = formatDims(dims);
+  // The configuration this kernel is tuned in: the kernels before it at
+  // their best, this one at its default. It stays loaded: every candidate
+  // is timed in alternation with it.
+  Config context = best;
+  context[unit.signature] = unit.defaults;
+  std::string defaultText = scheduleText(printContext, unit.defaults);
+  auto replayed = [&](const std::string &schedule) -> const Trial * {
+    auto it = replay.find(session + "|" + unit.signature + "|" + dimsText +
+                          "|" + schedule);
+    return it == replay.end() ? nullptr : &it->second;
+  };
+  std::unique_ptr<codegen::JitModel> base;
+  auto loadBase = [&]() {
+    if (base)
+      return true;
+    std::string error;
+    base = compile(context, error);
+    if (!base)
+      log << "error: the default schedules of " << unit.label
+          << " failed: " << error << "\n";
+    return bool(base);
+  };
+  // The default's own trial: replayed, or measured now.
+  double unitBaseline = 0;
+  if (const Trial *old = replayed(defaultText)) {
+    unitBaseline = old->medianMs;
+  } else {
+    if (!loadBase())
+      return false;
+    std::string error;
+    TensorMap outputs;
+    Timing timing;
+    if (!measure(*base, inputs, outputs, timing, error)) {
+      log << "error: the default schedules of " << unit.label
+          << " failed: " << error << "\n";
+      return false;
+    }
+    Trial trial = newTrial(unit, dimsText, defaultText);
+    trial.isDefault = true;
+    setTiming(trial, timing, timing);
+    trial.error = outputDifference(outputs, reference);
+    if (!record(trial))
+      return false;
+    unitBaseline = timing.medianMs;
+  }
+  double reportedBaseline = unitBaseline;
+
+  // Candidates: indices into the space; the default's own point is not one.
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < unit.space.size(); ++i)
+    if (!sameParams(unit.space[i], unit.defaults))
+      candidates.push_back(i);
+  std::mt19937_64 rng(std::hash<std::string>()(unit.signature + dimsText) ^
+                      options.seed);
+  std::set<size_t> done;
+  size_t bestIndex = SIZE_MAX;
+  double bestRatio = 1.0;
+  int64_t trials = 0, wrong = 0, failed = 0;
+  auto neighboursOf = [&](const ScheduleParams &center) {
+    std::vector<size_t> near;
+    for (size_t i : candidates)
+      if (!done.count(i) && differences(unit.space[i], center) <= 2)
+        near.push_back(i);
+    return near;
+  };
+  auto pick = [&](const std::vector<size_t> &from) -> size_t {
+    if (from.empty())
+      return SIZE_MAX;
+    return from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)];
+  };
+  bool exhaustive = int64_t(candidates.size()) <= trialShare;
+  int64_t planned = std::min<int64_t>(trialShare, int64_t(candidates.size()));
+  while (done.size() < candidates.size() && trials < trialShare &&
+         (options.budgetSeconds <= 0 || elapsed() < deadline)) {
+    size_t next = SIZE_MAX;
+    if (exhaustive) {
+      for (size_t i : candidates)
+        if (!done.count(i)) {
+          next = i;
+          break;
+        }
+    } else {
+      // The neighbours of the best point so far, then the default's,
+      // then anywhere.
+      if (bestIndex != SIZE_MAX)
+        next = pick(neighboursOf(unit.space[bestIndex]));
+      if (next == SIZE_MAX)
+        next = pick(neighboursOf(unit.defaults));
+      if (next == SIZE_MAX) {
+        std::vector<size_t> rest;
+        for (size_t i : candidates)
+          if (!done.count(i))
+            rest.push_back(i);
+        next = pick(rest);
+      }
+    }
+    done.insert(next);
+    ++trials;
+    const ScheduleParams &point = unit.space[next];
+    std::string text = scheduleText(printContext, point);
+    Trial trial;
+    if (const Trial *old = replayed(text)) {
+      trial = *old;
+    } else {
+      if (!loadBase())
+        return false;
+      trial = newTrial(unit, dimsText, text);
+      Config config = context;
+      config[unit.signature] = point;
+      std::string error;
+      std::unique_ptr<codegen::JitModel> jit = compile(config, error);
+      TensorMap outputs;
+      Timing baseTiming, timing;
+      if (!jit ||
+          !measurePair(*base, *jit, outputs, baseTiming, timing, error)) {
+        trial.status = "failed";
+        trial.message = error.empty() ? "unknown failure" : error;
+      } else {
+        setTiming(trial, timing, baseTiming);
+        trial.error = outputDifference(outputs, reference);
+        if (!(trial.error <= 1e-4)) {
+          trial.status = "wrong";
+          trial.message = "outputs differ from the default schedules' by " +
+                          std::to_string(trial.error) +
+                          " (relative to the largest output)";
+        }
+        // The configuration without the candidate ran beside it: a change
+        // of the machine's speed shows there (and cancels in the ratio).
+        double change = baseTiming.medianMs / reportedBaseline - 1;
+        if (std::fabs(change) > 0.10) {
+          progress("", false);
+          log << "note: the machine's speed changed: " << unit.label
+              << "'s default configuration took "
+              << llvm::format("%.2f ms, now %.2f ms (%+.0f%%)",
+                              reportedBaseline, baseTiming.medianMs,
+                              change * 100)
+              << "; each candidate is compared with it in the same run\n";
+          reportedBaseline = baseTiming.medianMs;
+        }
+      }
+      if (!record(trial))
+        return false;
+      if (trial.status != "ok") {
+        progress("", false);
+        log << (trial.status == "wrong" ? "warning: wrong output (a bug in "
+                                          "attnc; please report it): "
+                                        : "note: failed: ")
+            << unit.label << " with " << text << ": "
+            << llvm::StringRef(trial.message).split('\n').first << "\n";
+      }
+    }
+    wrong += trial.status == "wrong";
+    failed += trial.status == "failed";
+    if (trial.status == "ok" && trial.ratio() < bestRatio) {
+      bestRatio = trial.ratio();
+      bestIndex = next;
+    }
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    os << "[" << dimsText << "] " << unit.label << ": trial " << trials << "/"
+       << planned << ", best " << llvm::format("%.3fx", 1 / bestRatio)
+       << ", elapsed " << duration(elapsed());
+    if (options.budgetSeconds > 0)
+      os << ", budget left " << duration(options.budgetSeconds - elapsed());
+    else
+      os << ", ETA " << duration(elapsed() / trials * (planned - trials));
+    progress(os.str(), false);
+  }
+  if (bestIndex != SIZE_MAX)
+    best[unit.signature] = unit.space[bestIndex];
+  TunedKernel row;
+  row.dims = dimsText;
+  row.label = unit.label;
+  row.signature = unit.signature;
+  row.schedule = scheduleText(
+      printContext, bestIndex != SIZE_MAX ? unit.space[bestIndex] : unit.defaults);
+  row.defaultMs = unitBaseline;
+  row.tunedMs = unitBaseline * bestRatio;
+  row.trials = trials;
+  row.wrong = wrong;
+  row.failed = failed;
+  result.kernels.push_back(row);
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  os << "[" << dimsText << "] " << unit.label << " (x" << unit.count << "): "
+     << trials << " trials of " << unit.space.size() << " points, "
+     << llvm::format("default %.2f ms, best %.2f ms (%.3fx)", row.defaultMs,
+                     row.tunedMs, 1 / bestRatio);
+  if (wrong || failed)
+    os << ", " << wrong << " wrong, " << failed << " failed";
+  progress(os.str(), true);
+  return true;
+}
+
+bool Tuner::tuneDims(const std::map<std::string, int64_t> &dims,
+                     double deadline) {
+  std::vector<std::vector<int64_t>> shapes;
+  runtime::Result bound = codegen::inputShapes(inputInfo, dims, shapes);
+  if (!bound.ok()) {
+    log << "error: " << bound.message << "\n";
+    return false;
+  }
+  inputs.clear();
+  for (size_t i = 0; i < shapes.size(); ++i)
+    inputs[inputInfo[i].name] =
+        codegen::randomTensor(shapes[i], options.seed + 1, inputInfo[i].name);
+  best.clear();
+  // The default schedules' outputs and time.
+  auto compileStart = SteadyClock::now();
+  std::string error;
+  std::unique_ptr<codegen::JitModel> defaults = compile({}, error);
+  Timing timing;
+  if (!defaults ||
+      !measure(*defaults, inputs, reference, timing, error)) {
+    log << "error: the model with its default schedules failed at "
+        << formatDims(dims) << ": " << error << "\n";
+    return false;
+  }
+  // Time kept for the final check: two compiles and two timings.
+  double checkSeconds = 2 * millisSince(compileStart) / 1000;
+  double weightLeft = 0;
+  for (const Unit &unit : units)
+    weightLeft += unit.weight;
+  int64_t trialsLeft = options.trials > 0 ? options.trials : INT64_MAX / 4;
+  for (Unit &unit : units) {
+    double share = unit.weight / weightLeft;
+    double unitDeadline =
+        elapsed() + std::max(0.0, deadline - checkSeconds - elapsed()) * share;
+    int64_t trialShare =
+        options.trials > 0
+            ? std::max<int64_t>(1, int64_t(std::llround(trialsLeft * share)))
+            : INT64_MAX / 4;
+    size_t before = result.kernels.size();
+    if (!tuneUnit(unit, dims, unitDeadline, trialShare))
+      return false;
+    if (result.kernels.size() > before)
+      trialsLeft -= result.kernels.back().trials;
+    weightLeft -= unit.weight;
+  }
+
+  // The model as `--tuning-db` compiles it, against the defaults.
+  TuneResult::Check check;
+  check.dims = formatDims(dims);
+  std::unique_ptr<codegen::JitModel> tuned = compile({}, error, &dims);
+  TensorMap outputs;
+  Timing tunedTiming, defaultTiming;
+  if (!tuned || !measurePair(*defaults, *tuned, outputs, defaultTiming,
+                             tunedTiming, error)) {
+    log << "error: the model compiled with the tuning database failed at "
+        << check.dims << ": " << error << "\n";
+    return false;
+  }
+  check.error = outputDifference(outputs, reference);
+  check.defaultMs = defaultTiming.medianMs;
+  check.tunedMs = tunedTiming.medianMs;
+  result.checks.push_back(check);
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  os << "[" << check.dims << "] the model with the database's schedules: "
+     << llvm::format("%.2f ms, default %.2f ms (%.3fx), outputs within %.1e",
+                     check.tunedMs, check.defaultMs,
+                     check.defaultMs / check.tunedMs, check.error);
+  progress(os.str(), true);
+  if (!(check.error <= 1e-4)) {
+    log << "error: the tuned model's outputs differ from the default's by "
+        << check.error << "\n";
+    return false;
+  }
+  return true;
+}
+
+bool Tuner::run() {
+  std::string error;
+  db = TuningDb::open(options.db, /*create=*/true, error);
+  if (!db) {
+    log << "error: " << error << "\n";
+    return false;
+  }
+  if (!discoverUnits())
+    return false;
+  if (units.empty()) {
+    log << "error: " << modelKey << " has no scheduled kernels to tune\n";
+    return false;
+  }
+  weights = codegen::randomWeights(weightInfo, options.seed);
+  std::set<std::string> runtimeDims;
+  for (const codegen::TensorInfo &input : inputInfo)
+    for (const std::string &dim : input.dims)
+      if (!dim.empty())
+        runtimeDims.insert(dim);
+  for (const auto &[name, size] : options.dimSets.front())
+    if (!runtimeDims.count(name)) {
+      log << "error: --dim " << name << ": " << modelKey
+          << " has no runtime dim of that name (its runtime dims: ";
+      llvm::interleaveComma(runtimeDims, log);
+      log << ")\n";
+      return false;
+    }
+
+  // This run's trials go under a session of their own, or the resumed one.
+  session = nowUtc() + "-" + std::to_string(getpid());
+  if (options.resume) {
+    Trial filter;
+    filter.target = targetKey;
+    filter.version = attncVersion();
+    std::string latest;
+    for (const Trial &trial : db->trials(filter))
+      if (trial.model == modelKey)
+        latest = trial.session;
+    if (latest.empty()) {
+      log << "note: " << options.db << " has no earlier run of " << modelKey
+          << " on this target to resume; starting a new one\n";
+    } else {
+      session = latest;
+      Trial mine;
+      mine.session = session;
+      for (const Trial &trial : db->trials(mine))
+        replay.emplace(trial.session + "|" + trial.signature + "|" +
+                           trial.dims + "|" + trial.schedule,
+                       trial);
+      log << "resuming run " << session << " (" << replay.size()
+          << " trials recorded)\n";
+    }
+  }
+  log << "tuning " << modelKey << " for " << targetKey << ": " << units.size()
+      << " kernels";
+  for (const Unit &unit : units)
+    log << "; " << unit.label << " (" << unit.space.size() << " points)";
+  log << "\n";
+  log.flush();
+
+  for (size_t d = 0; d < options.dimSets.size(); ++d) {
+    double deadline = options.budgetSeconds <= 0
+                          ? INFINITY
+                          : elapsed() + (options.budgetSeconds - elapsed()) /
+                                            double(options.dimSets.size() - d);
+    if (!tuneDims(options.dimSets[d], deadline))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool tune(const TuneOptions &options, TuneResult &result,
+          llvm::raw_ostream &log) {
+  Tuner tuner(options, result, log);
+  return tuner.run();
+}
+
+} // namespace attnc::tune

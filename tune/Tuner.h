@@ -1,0 +1,90 @@
+//===- Tuner.h - attnc tune: search and measure schedules ---------*- C++ -*-===//
+//
+// This file declares the tuner behind `attnc tune`. For each requested set
+// of runtime dims it tunes the model's scheduled kernels one after another
+// (the most expensive kinds first: products and attention, then row-wise
+// ops), each with the kernels tuned before it at their best and the rest at
+// attn-tile's defaults (coordinate descent):
+//
+//   - the candidates are points of the kernel's schedule space
+//     (forEachSchedule): all of them when the space fits the kernel's
+//     share of trials, otherwise the default's one-parameter neighbours,
+//     then the neighbours of the best point so far, then random points
+//     (seeded by the kernel's signature and the dims, so a resumed run
+//     draws the same sequence);
+//   - each candidate is compiled through the compile cache and timed on
+//     the whole model (warm-up, then the median of runs lasting at least
+//     --min-time); its time is recorded as a ratio to the configuration
+//     without it, re-measured every few trials to notice a change in the
+//     machine's speed (reported, and the ratio then uses the new time);
+//   - its outputs are compared with the default schedules' outputs: a
+//     difference over 1e-4 (relative to the output's largest value) is a
+//     `wrong` trial, reported and never chosen;
+//   - every trial is committed to the tuning database as it finishes;
+//     `resume` replays the trials of the latest run of the same model,
+//     target and attnc version, so the search continues where it stopped.
+//
+// At the end, the whole model compiled with the database (as `--tuning-db`
+// compiles it) is checked against the default schedules and timed beside
+// them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNC_TUNE_TUNER_H
+#define ATTNC_TUNE_TUNER_H
+
+#include "codegen/CompileCache.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnc::tune {
+
+struct TuneOptions {
+  std::string file;  ///< The .attn file.
+  std::string model; ///< "" = the file's only model.
+  std::string target = "host";
+  /// The runtime dims to tune for, one map per combination.
+  std::vector<std::map<std::string, int64_t>> dimSets;
+  std::string db;          ///< The tuning database (created when missing).
+  double budgetSeconds = 0; ///< Wall-clock limit of the search; 0 = none.
+  int64_t trials = 0;       ///< Candidates per dims set; 0 = none.
+  bool resume = false;
+  int threads = 0;          ///< Worker threads of the timed runs; 0 = all.
+  double minSeconds = 0.3;  ///< Each timing runs at least this long...
+  int minRuns = 5;          ///< ...and at least this many times.
+  uint64_t seed = 1;
+  codegen::CacheOptions cache;
+  bool json = false;        ///< The final table as JSON on stdout.
+  /// Progress: a bar rewritten in place (a terminal) or a line per kernel.
+  bool interactive = false;
+};
+
+/// One tuned kernel at one dims set (the final table).
+struct TunedKernel {
+  std::string dims, label, signature, schedule;
+  double defaultMs = 0, tunedMs = 0;
+  int64_t trials = 0, wrong = 0, failed = 0;
+};
+
+struct TuneResult {
+  std::vector<TunedKernel> kernels;
+  /// The whole model with the database's schedules against the defaults,
+  /// per dims set: {dims, default ms, tuned ms}.
+  struct Check {
+    std::string dims;
+    double defaultMs = 0, tunedMs = 0, error = 0;
+  };
+  std::vector<Check> checks;
+};
+
+/// Runs the search; progress and notes go to `log`. False after an error
+/// (reported on `log` as `error: ...`).
+bool tune(const TuneOptions &options, TuneResult &result, llvm::raw_ostream &log);
+
+} // namespace attnc::tune
+
+#endif // ATTNC_TUNE_TUNER_H
