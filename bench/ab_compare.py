@@ -11,10 +11,15 @@ memory; then B's figures as ratios to A's.
   bench/ab_compare.py --a /tmp/old/attnc --b build/bin/attnc --rounds 5 -- \\
       examples/flash_lm.attn --random-weights 1 --random-inputs 1 \\
       --dim n=8192 --dim b=1 --threads 2 --min-time 0 --iterations 6
+
+--b-extra adds arguments to B's runs only: one binary with and without a
+tuning database is `--a build/bin/attnc --b build/bin/attnc --b-extra
+"--tuning-db flash.db"`.
 """
 import argparse
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -53,6 +58,10 @@ def main():
     parser.add_argument("--fma-peak",
                         default=os.path.join(ROOT, "build", "bin", "fma_peak"))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--a-extra", default="",
+                        help="more arguments of A's runs only")
+    parser.add_argument("--b-extra", default="",
+                        help="more arguments of B's runs only")
     parser.add_argument("bench_args", nargs=argparse.REMAINDER,
                         help="-- then the arguments of `attnc bench`")
     args = parser.parse_args()
@@ -61,8 +70,10 @@ def main():
     peaks = [fma_peak(args.fma_peak, args.threads)]
     results = {"A": [], "B": []}
     for round_index in range(args.rounds):
-        for label, binary in (("A", args.a), ("B", args.b)):
-            results[label].append(bench(binary, bench_args))
+        for label, binary, extra in (("A", args.a, args.a_extra),
+                                     ("B", args.b, args.b_extra)):
+            results[label].append(bench(binary,
+                                        bench_args + shlex.split(extra)))
             median, minimum, peak = results[label][-1]
             print("round %d %s: median %.1f ms, min %.1f ms, peak %.1f MiB" %
                   (round_index + 1, label, median, minimum, peak),
@@ -76,10 +87,11 @@ def main():
                           min(r[1] for r in rows), max(r[2] for r in rows))
     print("| binary | median of medians (ms) | min of mins (ms) | peak memory (MiB) |")
     print("|---|---:|---:|---:|")
-    for label, binary in (("A", args.a), ("B", args.b)):
+    for label, binary, extra in (("A", args.a, args.a_extra),
+                                 ("B", args.b, args.b_extra)):
         median, minimum, peak = summary[label]
-        print("| %s: %s | %.1f | %.1f | %.1f |" % (label, binary, median,
-                                                  minimum, peak))
+        print("| %s: %s %s | %.1f | %.1f | %.1f |" % (label, binary, extra,
+                                                     median, minimum, peak))
     a, b = summary["A"], summary["B"]
     print("\nB / A: median %.3f, min %.3f, peak memory %.3f. %d rounds, "
           "alternating; FMA peak %.1f GFLOP/s before and %.1f after "

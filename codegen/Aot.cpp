@@ -172,7 +172,11 @@ std::string generateWrapperHeader(const ModelPipeline &pipeline,
     os << " *   input  " << in.name << " : f32" << in.shapeString() << "\n";
   for (const TensorInfo &out : pipeline.outputs())
     os << " *   output " << out.name << " : f32" << out.shapeString() << "\n";
-  os << " * Every function returns ATTN_OK or an error status; the message is\n"
+  os << " * Schedules: "
+     << (pipeline.scheduleSource().empty() ? "attn-tile's defaults"
+                                           : pipeline.scheduleSource())
+     << ".\n"
+     << " * Every function returns ATTN_OK or an error status; the message is\n"
      << " * attn_error_message().\n"
      << " */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"

@@ -58,6 +58,9 @@ public:
   ~ModelPipeline();
 
   const std::string &name() const;
+  /// Where the schedules came from: attn-apply-tuning's summary, or ""
+  /// (attn-tile's).
+  const std::string &scheduleSource() const;
   const std::vector<TensorInfo> &inputs() const;
   const std::vector<TensorInfo> &weights() const;
   const std::vector<TensorInfo> &outputs() const;

@@ -50,6 +50,7 @@ struct ModelPipeline::Impl {
   explicit Impl(const CodegenOptions &given)
       : options(given), lowering(options) {}
   std::string name;
+  std::string scheduleSource; ///< See ModelPipeline::scheduleSource.
   CodegenOptions options;
   Lowering lowering;  ///< One pipeline: the model's function.
   Pipeline pipeline;
@@ -75,6 +76,10 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
   result->impl = std::make_unique<Impl>(options);
   Impl &impl = *result->impl;
   impl.name = model.getSymName().str();
+  if (auto module = model->getParentOfType<mlir::ModuleOp>())
+    if (auto summary = module->getAttrOfType<mlir::StringAttr>(
+            mlir::attn::AttnDialect::getTuningAttrName()))
+      impl.scheduleSource = summary.str();
   try {
     if (callsFunctions(model)) {
       impl.program = Program::build(model, impl.options);
@@ -94,6 +99,9 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
 }
 
 const std::string &ModelPipeline::name() const { return impl->name; }
+const std::string &ModelPipeline::scheduleSource() const {
+  return impl->scheduleSource;
+}
 const std::vector<TensorInfo> &ModelPipeline::inputs() const {
   return impl->program ? impl->program->inputs : impl->lowering.inputs;
 }

@@ -103,6 +103,14 @@ struct ApplyTuningPass : attn::impl::ApplyTuningPassBase<ApplyTuningPass> {
       op->setAttr(ScheduleAttr::getScheduleAttrName(), schedule);
       ++tuned;
     });
+    // What the schedules are, for the generated header of a library.
+    std::string summary = std::to_string(tuned) + " of " +
+                          std::to_string(scheduled) +
+                          " scheduled ops take tuned schedules from tuning "
+                          "database '" +
+                          db + "'";
+    module->setAttr(AttnDialect::getTuningAttrName(),
+                    StringAttr::get(module.getContext(), summary));
     InFlightDiagnostic remark = mlir::emitRemark(module.getLoc())
                                 << "tuning database '" << db << "': " << tuned
                                 << " of " << scheduled

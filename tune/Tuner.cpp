@@ -173,6 +173,7 @@ private:
   // The dims set being tuned.
   TensorMap inputs, reference;
   Config best; ///< The tuned kernels' best schedules so far.
+  double longestTrial = 0; ///< Seconds: the longest compile and timing.
 };
 
 std::unique_ptr<codegen::JitModel>
@@ -242,15 +243,15 @@ bool Tuner::discoverUnits() {
     unit.count = 1;
     using Kind = mlir::attn::ScheduleShape::Kind;
     Kind kind = mlir::attn::getScheduleShape(op).kind;
-    unit.weight = kind == Kind::Product || kind == Kind::Attention ? 3 : 1;
+    // Products and attention hold most of a layer's time and the largest
+    // spaces; row-wise ops are memory-bound, whatever their schedule.
+    unit.weight = kind == Kind::Product || kind == Kind::Attention ? 4 : 1;
     units.push_back(unit);
   });
   // The expensive kinds first; then program order.
   std::stable_sort(units.begin(), units.end(), [](const Unit &a, const Unit &b) {
     return a.weight > b.weight;
   });
-  for (Unit &unit : units)
-    unit.weight *= double(unit.count);
   return true;
 }
 
@@ -453,8 +454,11 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
   };
   bool exhaustive = int64_t(candidates.size()) <= trialShare;
   int64_t planned = std::min<int64_t>(trialShare, int64_t(candidates.size()));
+  // A trial starts only when one as long as the longest so far ends
+  // before the deadline.
   while (done.size() < candidates.size() && trials < trialShare &&
-         (options.budgetSeconds <= 0 || elapsed() < deadline)) {
+         (options.budgetSeconds <= 0 || elapsed() + longestTrial <= deadline)) {
+    auto trialStart = SteadyClock::now();
     size_t next = SIZE_MAX;
     if (exhaustive) {
       for (size_t i : candidates)
@@ -523,6 +527,7 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
       }
       if (!record(trial))
         return false;
+      longestTrial = std::max(longestTrial, millisSince(trialStart) / 1000);
       if (trial.status != "ok") {
         progress("", false);
         log << (trial.status == "wrong" ? "warning: wrong output (a bug in "
@@ -599,16 +604,18 @@ bool Tuner::tuneDims(const std::map<std::string, int64_t> &dims,
         << formatDims(dims) << ": " << error << "\n";
     return false;
   }
-  // Time kept for the final check: two compiles and two timings.
-  double checkSeconds = 2 * millisSince(compileStart) / 1000;
+  longestTrial = millisSince(compileStart) / 1000;
   double weightLeft = 0;
   for (const Unit &unit : units)
     weightLeft += unit.weight;
   int64_t trialsLeft = options.trials > 0 ? options.trials : INT64_MAX / 4;
   for (Unit &unit : units) {
     double share = unit.weight / weightLeft;
+    // Time kept for the final check (a compile and a paired timing, as a
+    // trial) and for a trial in flight.
+    double reserve = 2 * longestTrial;
     double unitDeadline =
-        elapsed() + std::max(0.0, deadline - checkSeconds - elapsed()) * share;
+        elapsed() + std::max(0.0, deadline - reserve - elapsed()) * share;
     int64_t trialShare =
         options.trials > 0
             ? std::max<int64_t>(1, int64_t(std::llround(trialsLeft * share)))

@@ -78,6 +78,13 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                              << (onFunction ? "func.func" : "func.call");
     return success();
   }
+  if (name == getTuningAttrName()) {
+    auto text = dyn_cast<StringAttr>(attr.getValue());
+    if (!text || text.getValue().empty() || !isa<ModuleOp>(op))
+      return op->emitError() << "'" << name
+                             << "' must be a non-empty string on a module";
+    return success();
+  }
   if (name == getNameAttrName() || name == getDimsAttrName() ||
       name == getWeightArgAttrName())
     return op->emitError() << "'" << name

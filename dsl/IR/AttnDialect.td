@@ -73,6 +73,10 @@ def Attn_Dialect : Dialect {
     /// String attribute on a weight argument of a layer function: the
     /// weight's name after the layer prefix.
     static ::llvm::StringRef getWeightArgAttrName() { return "attn.weight"; }
+    /// String attribute on a module that attn-apply-tuning ran on: how many
+    /// ops took tuned schedules from which tuning database (a library's
+    /// generated header repeats it).
+    static ::llvm::StringRef getTuningAttrName() { return "attn.tuning"; }
 
     /// Registers the attributes of AttnAttrs.td (defined in AttnAttrs.cpp).
     void registerAttributes();

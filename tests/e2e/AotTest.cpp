@@ -6,12 +6,15 @@
 // shape, n = 0, missing weight, wrong weight shape, corrupt or truncated
 // safetensors, null weights, inconsistent runtime dims) gives a status and
 // a message, never a crash; a model with 18 runtime dims (Inputs/
-// many_dims.attn) binds every one of them.
+// many_dims.attn) binds every one of them; a library built with a tuning
+// database runs its tuned schedule and computes what the JIT computes.
 //
 //===----------------------------------------------------------------------===//
 #include "flash_layer.h"
 #include "many_dims.h"
 #include "repeated.h"
+#include "tuned_gau.h"
+#include "tuned_schedule.h"
 
 #include "codegen/Aot.h"
 #include "codegen/Program.h"
@@ -55,6 +58,17 @@ std::string saveWeights(const TensorMap &weights, const std::string &name,
   return path;
 }
 
+/// The largest difference between `got` and `want`, relative to the
+/// largest magnitude of `want`.
+double maxRelativeDifference(const HostTensor &got, const HostTensor &want) {
+  double maxDiff = 0, maxRef = 0;
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    maxDiff = std::max(maxDiff, double(std::abs(got.data[i] - want.data[i])));
+    maxRef = std::max(maxRef, double(std::abs(want.data[i])));
+  }
+  return maxDiff / maxRef;
+}
+
 attn_tensor tensorOf(HostTensor &t) {
   attn_tensor out{t.data.data(), int32_t(t.shape.size()), {}};
   for (size_t i = 0; i < t.shape.size(); ++i)
@@ -89,12 +103,7 @@ TEST_F(AotTest, GeneratedLibraryMatchesTheJit) {
   HostTensor x = inputs.at("x"), y(want.shape);
   attn_tensor xt = tensorOf(x), yt = tensorOf(y);
   ASSERT_EQ(flash_layer_run(&bound, &xt, &yt), ATTN_OK) << attn_error_message();
-  double maxDiff = 0, maxRef = 0;
-  for (size_t i = 0; i < want.data.size(); ++i) {
-    maxDiff = std::max(maxDiff, double(std::abs(y.data[i] - want.data[i])));
-    maxRef = std::max(maxRef, double(std::abs(want.data[i])));
-  }
-  EXPECT_LE(maxDiff / maxRef, 1e-6);
+  EXPECT_LE(maxRelativeDifference(y, want), 1e-6);
 }
 
 TEST_F(AotTest, WrongInputShapeIsRejected) {
@@ -272,12 +281,7 @@ TEST(AotRepeatedLayersTest, OneLayerKernelServesEveryLayer) {
   EXPECT_EQ(repeated_run(&bound, &xt, &yt), ATTN_OK) << attn_error_message();
   attn_weights_free(set);
   const HostTensor &want = got.at("y");
-  double maxDiff = 0, maxRef = 0;
-  for (size_t i = 0; i < want.data.size(); ++i) {
-    maxDiff = std::max(maxDiff, double(std::abs(y.data[i] - want.data[i])));
-    maxRef = std::max(maxRef, double(std::abs(want.data[i])));
-  }
-  EXPECT_LE(maxDiff / maxRef, 1e-6);
+  EXPECT_LE(maxRelativeDifference(y, want), 1e-6);
 }
 
 // Every layer after the first writes its result over its input, which no
@@ -351,6 +355,59 @@ TEST(AotManyDimsTest, ManyRuntimeDimsAreBound) {
   y[kDims - 1] = tensorOf(longer);
   EXPECT_EQ(run(), ATTN_ERROR_SHAPE);
   EXPECT_THAT(attn_error_message(), HasSubstr("d17 = 19"));
+}
+
+// attnc_add_model(tuned_gau ... TUNING_DB db): make-tuning-db recorded a
+// faster schedule for the first dense kernel than attn-tile's. The JIT
+// compiled with the database takes it, the library's header says its
+// schedules came from the database, and the library computes what the JIT
+// computes.
+TEST(AotTunedTest, LibraryRunsTheTunedSchedules) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  driver::SessionOptions options;
+  options.tuningDb = ATTNC_TUNED_DB;
+  driver::Session session(options, os);
+  ASSERT_TRUE(session.loadFile(ATTNC_TESTS_E2E_INPUTS "/tiny-gau.attn"));
+  ASSERT_TRUE(session.runTo(driver::Stage::Scheduled)) << os.str();
+  std::string scheduled;
+  llvm::raw_string_ostream ir(scheduled);
+  session.module().print(ir);
+  EXPECT_THAT(ir.str(), HasSubstr(ATTNC_TUNED_SCHEDULE));
+  EXPECT_THAT(os.str(), HasSubstr("1 of 5 scheduled ops take a tuned schedule"));
+  std::unique_ptr<codegen::JitModel> jit = session.jit();
+  ASSERT_TRUE(jit) << os.str();
+
+  std::ifstream headerFile(ATTNC_TUNED_HEADER);
+  std::stringstream header;
+  header << headerFile.rdbuf();
+  EXPECT_THAT(header.str(),
+              HasSubstr("Schedules: 1 of 5 scheduled ops take tuned schedules "
+                        "from tuning database"));
+
+  TensorMap weights = codegen::randomWeights(jit->pipeline().weights(), 31);
+  std::vector<std::vector<int64_t>> shapes;
+  ASSERT_TRUE(codegen::inputShapes(jit->pipeline().inputs(),
+                                   {{"n", 77}, {"b", 2}}, shapes)
+                  .ok());
+  TensorMap inputs{{"x", codegen::randomTensor(shapes[0], 32, "x")}};
+  TensorMap outputs;
+  runtime::Result ran = jit->run(inputs, weights, outputs);
+  ASSERT_TRUE(ran.ok()) << ran.message;
+
+  std::string path = saveWeights(weights, "tuned.safetensors");
+  attn_weights *set = nullptr;
+  ASSERT_EQ(attn_weights_load(path.c_str(), &set), ATTN_OK)
+      << attn_error_message();
+  tuned_gau_weights bound;
+  ASSERT_EQ(tuned_gau_weights_bind(set, &bound), ATTN_OK)
+      << attn_error_message();
+  HostTensor x = inputs.at("x"), y(outputs.at("y").shape);
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  EXPECT_EQ(tuned_gau_run(&bound, &xt, &yt), ATTN_OK) << attn_error_message();
+  attn_weights_free(set);
+  const HostTensor &want = outputs.at("y");
+  EXPECT_LE(maxRelativeDifference(y, want), 1e-5);
 }
 
 } // namespace
