@@ -102,6 +102,8 @@ double outputDifference(const TensorMap &got, const TensorMap &reference) {
       if (!(d <= diff)) // NaN counts as worse than anything
         diff = std::isnan(d) ? INFINITY : d;
     }
+    if (!std::isfinite(scale))
+      return INFINITY; // the default's own output is not finite
     worst = std::max(worst, scale > 0 ? diff / scale : diff);
   }
   return worst;
@@ -452,8 +454,17 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
       return SIZE_MAX;
     return from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)];
   };
-  bool exhaustive = int64_t(candidates.size()) <= trialShare;
-  int64_t planned = std::min<int64_t>(trialShare, int64_t(candidates.size()));
+  // With a budget, the trials that fit in this kernel's share at the
+  // longest trial's length so far.
+  int64_t fit = trialShare;
+  if (options.budgetSeconds > 0)
+    fit = std::min<int64_t>(
+        fit, int64_t(std::max(0.0, deadline - elapsed()) /
+                     std::max(longestTrial, 1e-3)));
+  bool exhaustive = int64_t(candidates.size()) <= fit;
+  int64_t planned = std::min<int64_t>(std::max<int64_t>(fit, 1),
+                                      int64_t(candidates.size()));
+  auto unitStart = SteadyClock::now();
   // A trial starts only when one as long as the longest so far ends
   // before the deadline.
   while (done.size() < candidates.size() && trials < trialShare &&
@@ -551,7 +562,9 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
     if (options.budgetSeconds > 0)
       os << ", budget left " << duration(options.budgetSeconds - elapsed());
     else
-      os << ", ETA " << duration(elapsed() / trials * (planned - trials));
+      os << ", ETA "
+         << duration(millisSince(unitStart) / 1000 / double(trials) *
+                     double(std::max<int64_t>(0, planned - trials)));
     progress(os.str(), false);
   }
   if (bestIndex != SIZE_MAX)
@@ -618,14 +631,22 @@ bool Tuner::tuneDims(const std::map<std::string, int64_t> &dims,
         elapsed() + std::max(0.0, deadline - reserve - elapsed()) * share;
     int64_t trialShare =
         options.trials > 0
-            ? std::max<int64_t>(1, int64_t(std::llround(trialsLeft * share)))
+            ? int64_t(std::llround(double(trialsLeft) * share))
             : INT64_MAX / 4;
     size_t before = result.kernels.size();
+    weightLeft -= unit.weight;
+    // No trial fits (the budget or --trials spent): the default stays.
+    if (trialShare <= 0 || (options.budgetSeconds > 0 &&
+                            elapsed() + 2 * longestTrial > unitDeadline)) {
+      progress("[" + formatDims(dims) + "] " + unit.label +
+                   ": not tuned (no time or trials left)",
+               true);
+      continue;
+    }
     if (!tuneUnit(unit, dims, unitDeadline, trialShare))
       return false;
     if (result.kernels.size() > before)
       trialsLeft -= result.kernels.back().trials;
-    weightLeft -= unit.weight;
   }
 
   // The model as `--tuning-db` compiles it, against the defaults.

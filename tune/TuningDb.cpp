@@ -225,8 +225,6 @@ std::unique_ptr<TuningDb> TuningDb::open(const std::string &path, bool create,
   if (names.empty()) {
     if (!create)
       return fail("it is empty");
-    if (std::string why = exec(db, "PRAGMA journal_mode = WAL"); !why.empty())
-      return fail(why);
     std::string init = std::string("BEGIN;") + kSchema +
                        "INSERT INTO attnc_meta VALUES ('format', '" +
                        std::to_string(kFormat) +
@@ -238,14 +236,25 @@ std::unique_ptr<TuningDb> TuningDb::open(const std::string &path, bool create,
     return fail("it is another program's SQLite database (no attnc_meta and "
                 "trials tables)");
   } else {
-    Statement format(db, "SELECT value FROM attnc_meta WHERE key = 'format'");
-    if (!format || format.step() != SQLITE_ROW)
-      return fail("it has no format version");
-    if (format.text(0) != std::to_string(kFormat))
-      return fail("its format is " + format.text(0) + "; this attnc reads " +
+    std::string version;
+    {
+      Statement format(db,
+                       "SELECT value FROM attnc_meta WHERE key = 'format'");
+      if (!format || format.step() != SQLITE_ROW)
+        return fail("it has no format version");
+      version = format.text(0);
+    }
+    if (version != std::to_string(kFormat))
+      return fail("its format is " + version + "; this attnc reads " +
                   std::to_string(kFormat));
-    if (std::string why = exec(db, "PRAGMA journal_mode = WAL"); !why.empty())
-      return fail(why);
+  }
+  {
+    Statement wal(db, "PRAGMA journal_mode = WAL");
+    if (!wal || wal.step() != SQLITE_ROW)
+      return fail(sqlite3_errmsg(db));
+    if (wal.text(0) != "wal")
+      return fail("it cannot use a write-ahead log (journal mode " +
+                  wal.text(0) + ")");
   }
   // Each committed trial survives a killed process (WAL) and a crash of the
   // machine (synchronous writes).
@@ -255,6 +264,12 @@ std::unique_ptr<TuningDb> TuningDb::open(const std::string &path, bool create,
 }
 
 bool TuningDb::record(Trial &trial, std::string &error) {
+  // SQLite keeps NaN as NULL and JSON has no infinity: an unbounded output
+  // difference (a NaN or a changed shape) is stored as the largest double.
+  for (double *value : {&trial.medianMs, &trial.minMs, &trial.spread,
+                        &trial.defaultMs, &trial.error})
+    if (!std::isfinite(*value))
+      *value = std::numeric_limits<double>::max();
   std::string sql = std::string("INSERT INTO trials(") +
                     (kColumns + 4) + // without id
                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
@@ -338,8 +353,15 @@ TuningDb::best(const std::string &signature, const std::string &target,
   if (!chosen)
     return std::nullopt;
   std::string chosenText = formatDims(*chosen);
+  // A schedule that once computed a wrong output is never chosen.
+  std::set<std::string> wrong;
+  for (const Trial &row : rows)
+    if (row.status == "wrong")
+      wrong.insert(row.schedule);
   const Trial *winner = nullptr;
   for (const Trial &row : rows) {
+    if (wrong.count(row.schedule))
+      continue;
     // Never a schedule that was not faster than the default's.
     if (row.status != "ok" || row.dims != chosenText ||
         (!row.isDefault && row.ratio() >= 1.0))
@@ -487,13 +509,17 @@ bool TuningDb::importJson(const std::string &text, size_t &added,
       error = where + ": status '" + t.status + "' is not ok, wrong or failed";
       return false;
     }
-    if (!parseDims(t.dims)) {
+    std::optional<std::map<std::string, int64_t>> parsed = parseDims(t.dims);
+    if (!parsed) {
       error = where + ": dims '" + t.dims + "' are not name=size,...";
       return false;
     }
+    t.dims = formatDims(*parsed); // names sorted, as the tuner writes them
     rows.push_back(t);
   }
-  if (std::string why = exec(db, "BEGIN"); !why.empty()) {
+  // The write lock at once: a tuner writing the same file makes this wait
+  // (the busy timeout) rather than fail.
+  if (std::string why = exec(db, "BEGIN IMMEDIATE"); !why.empty()) {
     error = why;
     return false;
   }
@@ -506,6 +532,7 @@ bool TuningDb::importJson(const std::string &text, size_t &added,
     added += inserted;
   }
   if (std::string why = exec(db, "COMMIT"); !why.empty()) {
+    exec(db, "ROLLBACK");
     error = why;
     return false;
   }

@@ -16,6 +16,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -37,7 +38,8 @@ double parseBudget(const std::string &text) {
   char *end = nullptr;
   double value = std::strtod(text.c_str(), &end);
   std::string unit(end);
-  if (end == text.c_str() || !(value > 0))
+  if (end == text.c_str() || !(value > 0) || !std::isfinite(value) ||
+      value > 1e7)
     return -1;
   if (unit.empty() || unit == "s")
     return value;
@@ -69,9 +71,10 @@ bool dimSets(const std::vector<std::string> &specs,
                                                      : comma - at);
       char *end = nullptr;
       long long size = std::strtoll(item.c_str(), &end, 10);
-      if (item.empty() || *end != '\0' || size < 1 || size > (1LL << 31)) {
+      if (item.empty() || *end != '\0' || size < 1 ||
+          size > (1LL << 31) - 1) {
         error = "--dim " + name + ": '" + item +
-                "' is not a size from 1 to 2^31";
+                "' is not a size from 1 to 2^31 - 1";
         return false;
       }
       sizes.push_back(size);
