@@ -15,20 +15,40 @@
 #include <cstdio>
 #include <filesystem>
 #include <sqlite3.h>
+#include <unistd.h>
 
 namespace attnc::tune {
 namespace {
 
-/// A fresh database file of the running test's own.
-std::string freshPath() {
+std::vector<std::string> &made() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
+/// A fresh database file of the running test's own (`name` tells two
+/// apart), removed with its journal files if an earlier run left it.
+std::string freshPath(const std::string &name = "db") {
   const ::testing::TestInfo *test =
       ::testing::UnitTest::GetInstance()->current_test_info();
   std::string path = ::testing::TempDir() + "/attnc_tuningdb_" +
-                     test->name() + ".db";
+                     test->name() + "_" + std::to_string(getpid()) + "." +
+                     name;
   for (const char *suffix : {"", "-wal", "-shm"})
     std::remove((path + suffix).c_str());
+  made().push_back(path);
   return path;
 }
+
+/// Removes the files freshPath made once the tests are done.
+struct RemoveFiles : ::testing::Environment {
+  void TearDown() override {
+    for (const std::string &path : made())
+      for (const char *suffix : {"", "-wal", "-shm"})
+        std::remove((path + suffix).c_str());
+  }
+};
+const auto *removeFiles =
+    ::testing::AddGlobalTestEnvironment(new RemoveFiles);
 
 Trial trial(const std::string &dims, const std::string &schedule,
             double ratio, bool isDefault = false,
@@ -97,7 +117,7 @@ TEST(TuningDbTest, UnboundedDifferencesSurviveExportAndImport) {
   bad.error = INFINITY;
   std::unique_ptr<TuningDb> db = openWith(freshPath(), {bad});
   std::string json = db->exportJson();
-  std::unique_ptr<TuningDb> copy = openWith(freshPath() + ".copy", {});
+  std::unique_ptr<TuningDb> copy = openWith(freshPath("copy"), {});
   size_t added = 0;
   std::string error;
   ASSERT_TRUE(copy->importJson(json, added, error)) << error << "\n" << json;
