@@ -32,11 +32,12 @@ cmake -G Ninja -S . -B build-sanitize -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O0 -g1 -DNDEBUG" -DATTNC_SANITIZE=address,undefined
 cmake --build build-sanitize --target \
   attnc attn-opt dsl-syntax-tests dsl-sema-tests runtime-tests \
-  schedule-tests session-tests schedule-space-tests frontend-fuzz-tests \
+  schedule-tests session-tests schedule-space-tests tuning-db-tests \
+  frontend-fuzz-tests \
   frontend-fuzzer schedule-fuzzer safetensors-fuzzer npy-fuzzer
 
 # The suites labelled fast (front end, runtime, schedules, the session, the
-# schedule space, the mutation
+# schedule space, the tuning database, the mutation
 # smoke test, and lit: the dialect, the passes, and the CLI's end-to-end
 # tests tests/e2e/cli-*.test, attnc run, bench and compile on the examples
 # and the size errors; lit's tests/codegen, Halide statement dumps, and
