@@ -69,11 +69,9 @@ struct ApplyTuningPass : attn::impl::ApplyTuningPassBase<ApplyTuningPass> {
     size_t tuned = 0, kept = 0, scheduled = 0;
     std::vector<std::string> notes;
     module.walk([&](Operation *op) {
-      ScheduleAttr current = ScheduleAttr::lookup(op);
-      if (!current || !op->getDiscardableAttr(
-                          ScheduleAttr::getScheduleAttrName()) ||
-          current.getCompute() == ComputeAt::inlined)
+      if (!isTunable(op))
         return;
+      ScheduleAttr current = ScheduleAttr::lookup(op);
       ++scheduled;
       std::optional<tune::Choice> choice = database->best(
           tuningSignature(op), targetKey, tune::attncVersion(), runtimeDims);

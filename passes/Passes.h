@@ -190,6 +190,10 @@ void forEachSchedule(Operation *op, const TargetModel &target,
 std::vector<ScheduleParams> enumerateSchedules(Operation *op,
                                                const TargetModel &target);
 
+/// Whether `op` has loops of its own whose schedule a tuner may set (and
+/// attn-apply-tuning replaces): it carries an `attn.schedule` that is not
+/// `compute = inline`.
+bool isTunable(Operation *op);
 /// What a tuned schedule of `op` applies to: the attn.kernel `op` is a
 /// member of, or `op` itself.
 Operation *tuningUnit(Operation *op);

@@ -262,6 +262,13 @@ mlir::attn::enumerateSchedules(Operation *op, const TargetModel &target) {
 // Tuning signatures
 //===----------------------------------------------------------------------===//
 
+bool mlir::attn::isTunable(Operation *op) {
+  ScheduleAttr schedule = ScheduleAttr::lookup(op);
+  return schedule &&
+         op->getDiscardableAttr(ScheduleAttr::getScheduleAttrName()) &&
+         schedule.getCompute() != ComputeAt::inlined;
+}
+
 Operation *mlir::attn::tuningUnit(Operation *op) {
   if (auto kernel = dyn_cast_or_null<KernelOp>(op->getParentOp()))
     return kernel;

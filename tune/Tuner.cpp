@@ -117,14 +117,6 @@ std::string scheduleText(mlir::MLIRContext &context, const ScheduleParams &p) {
   return os.str();
 }
 
-/// Whether `op` has loops of its own whose schedule a tuner may set.
-bool tunable(mlir::Operation *op) {
-  ScheduleAttr schedule = ScheduleAttr::lookup(op);
-  return schedule &&
-         op->getDiscardableAttr(ScheduleAttr::getScheduleAttrName()) &&
-         schedule.getCompute() != mlir::attn::ComputeAt::inlined;
-}
-
 class Tuner {
 public:
   Tuner(const TuneOptions &options, TuneResult &result, llvm::raw_ostream &log)
@@ -143,6 +135,14 @@ private:
   std::unique_ptr<codegen::JitModel>
   compile(const Config &config, std::string &error,
           const std::map<std::string, int64_t> *tunedFor = nullptr);
+  /// The model, target and compile cache every session of the run uses.
+  driver::SessionOptions baseSessionOptions() const {
+    driver::SessionOptions sessionOptions;
+    sessionOptions.model = options.model;
+    sessionOptions.target = options.target;
+    sessionOptions.cache = options.cache;
+    return sessionOptions;
+  }
   bool discoverUnits();
   bool measure(codegen::JitModel &jit, const TensorMap &inputs,
                TensorMap &outputs, Timing &timing, std::string &error);
@@ -183,10 +183,7 @@ Tuner::compile(const Config &config, std::string &error,
                const std::map<std::string, int64_t> *tunedFor) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
-  driver::SessionOptions sessionOptions;
-  sessionOptions.model = options.model;
-  sessionOptions.target = options.target;
-  sessionOptions.cache = options.cache;
+  driver::SessionOptions sessionOptions = baseSessionOptions();
   if (tunedFor) {
     sessionOptions.tuningDb = options.db;
     sessionOptions.tuningDims = *tunedFor;
@@ -196,7 +193,7 @@ Tuner::compile(const Config &config, std::string &error,
   if (session.loadFile(options.file) &&
       session.runTo(driver::Stage::Scheduled)) {
     session.module().walk([&](mlir::Operation *op) {
-      if (!tunable(op))
+      if (!mlir::attn::isTunable(op))
         return;
       auto it = config.find(mlir::attn::tuningSignature(op));
       if (it != config.end())
@@ -213,10 +210,7 @@ Tuner::compile(const Config &config, std::string &error,
 bool Tuner::discoverUnits() {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
-  driver::SessionOptions sessionOptions;
-  sessionOptions.model = options.model;
-  sessionOptions.target = options.target;
-  driver::Session session(sessionOptions, os);
+  driver::Session session(baseSessionOptions(), os);
   if (!session.loadFile(options.file) ||
       !session.runTo(driver::Stage::Pipeline)) {
     log << os.str();
@@ -229,7 +223,7 @@ bool Tuner::discoverUnits() {
   inputInfo = session.pipeline().inputs();
   std::map<std::string, size_t> index;
   session.module().walk([&](mlir::Operation *op) {
-    if (!tunable(op))
+    if (!mlir::attn::isTunable(op))
       return;
     std::string signature = mlir::attn::tuningSignature(op);
     auto [it, inserted] = index.emplace(signature, units.size());

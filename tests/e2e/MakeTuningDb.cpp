@@ -30,10 +30,9 @@ int main(int argc, char **argv) {
     return 1;
   mlir::Operation *product = nullptr;
   session.module().walk([&](mlir::Operation *op) {
-    mlir::attn::ScheduleAttr schedule = mlir::attn::ScheduleAttr::lookup(op);
-    if (!product && schedule &&
-        schedule.getStrategy() == mlir::attn::Strategy::gemm &&
-        op->getDiscardableAttr(mlir::attn::ScheduleAttr::getScheduleAttrName()))
+    if (!product && mlir::attn::isTunable(op) &&
+        mlir::attn::ScheduleAttr::lookup(op).getStrategy() ==
+            mlir::attn::Strategy::gemm)
       product = op;
   });
   if (!product) {

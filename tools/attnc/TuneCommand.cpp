@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/attnc/Commands.h"
 
+#include "codegen/Resources.h"
+
 #include "tune/Tuner.h"
 #include "tune/TuningDb.h"
 
@@ -63,24 +65,19 @@ bool dimSets(const std::vector<std::string> &specs,
     }
     std::string name = spec.substr(0, eq);
     std::vector<int64_t> sizes;
-    std::string list = spec.substr(eq + 1);
-    for (size_t at = 0; at <= list.size();) {
-      size_t comma = list.find(',', at);
-      std::string item =
-          list.substr(at, comma == std::string::npos ? std::string::npos
-                                                     : comma - at);
-      char *end = nullptr;
-      long long size = std::strtoll(item.c_str(), &end, 10);
-      if (item.empty() || *end != '\0' || size < 1 ||
-          size > (1LL << 31) - 1) {
-        error = "--dim " + name + ": '" + item +
-                "' is not a size from 1 to 2^31 - 1";
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(spec).drop_front(eq + 1).split(items, ',', -1,
+                                                   /*KeepEmpty=*/true);
+    for (llvm::StringRef item : items) {
+      // Each size as `attnc run --dim` checks it.
+      int64_t size = 0;
+      runtime::Result parsed =
+          codegen::parseDimSize(name + "=" + item.str(), item.str(), size);
+      if (!parsed.ok()) {
+        error = parsed.message;
         return false;
       }
       sizes.push_back(size);
-      if (comma == std::string::npos)
-        break;
-      at = comma + 1;
     }
     std::vector<std::map<std::string, int64_t>> next;
     for (const auto &set : sets) {
