@@ -1,7 +1,8 @@
 //===- Chunked.cpp - attn -> Halide: the chunk-parallel form --------------===//
 //
 // This file lowers the ops attn-chunk produces: chunk (zero padding past n)
-// and unchunk are index remaps; chunk_state and state_apply are batched
+// and unchunk are index remaps (chunk, by default, computed in its
+// consumers' loops: a stored copy only moves data); chunk_state and state_apply are batched
 // products (one GEMM per chunk, see Gemm.h); chunk_scan is a serial scan
 // over chunks (exclusive) or a sum (total), vectorised over the state.
 //

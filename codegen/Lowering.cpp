@@ -20,6 +20,10 @@ namespace attnc::codegen {
 
 using namespace Halide;
 
+/// Rows per parallel task of an internal per-row stage (row statistics):
+/// one row of a few hundred elements is too little work for a task.
+static constexpr int kRowsPerTask = 64;
+
 Expr HTensor::at(const Index &index) const {
   std::vector<Expr> reversed(index.rbegin(), index.rend());
   return func(reversed);
@@ -129,7 +133,7 @@ std::vector<Expr> Lowering::extentsLike(mlir::Value value,
 
 LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
                                        const std::vector<Var> &vars,
-                                       bool fuseRows) {
+                                       bool fuseRows, int period) {
   mlir::attn::ScheduleAttr attr = schedule();
   if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined)
     return LoopLevel::inlined(); // computed inside its kernel's anchor
@@ -139,7 +143,7 @@ LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
     return LoopLevel::root();
   }
   assert(attr && "lowerOp admits no scheduled stage without a schedule");
-  return applySchedule(tensor.func, vars, attr, fuseRows);
+  return applySchedule(tensor.func, vars, attr, fuseRows, period);
 }
 
 /// The loop level of one row of `func` under the naive schedule: the
@@ -150,7 +154,8 @@ static LoopLevel naiveRowLevel(Func func, const std::vector<Var> &vars) {
 }
 
 LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
-                                  mlir::attn::ScheduleAttr attr, bool fuseRows) {
+                                  mlir::attn::ScheduleAttr attr, bool fuseRows,
+                                  int period) {
   func.compute_root();
   if (attr.getStrategy() == mlir::attn::Strategy::naive)
     return naiveRowLevel(func, vars);
@@ -189,6 +194,12 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
     return LoopLevel::root();
   }
   int vector = int(attr.getVector()), tileX = int(attr.getTileX());
+  if (period > 0) {
+    Var xp(x.name() + "_period"), xc(x.name() + "_cyc");
+    func.split(x, xp, xc, period, TailStrategy::GuardWithIf).unroll(xp);
+    x = xc;
+    tileX = std::min(tileX, period);
+  }
   if (tileX > vector && tileX > 1) {
     Var xo(x.name() + "_tile"), xi(x.name() + "_in");
     func.split(x, xo, xi, tileX, TailStrategy::GuardWithIf);
@@ -199,11 +210,21 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
   }
   if (vars.size() < 2)
     return LoopLevel::root();
-  Var rows = fuseRows ? fuseOuter(func, vars, vars.size() - 1)
-                      : vars[vars.size() - 2];
+  // tile y rows per iteration of the outer (parallel) loop: a task large
+  // enough that the thread pool's cost per task does not show.
+  std::vector<Var> outer(vars.begin(), vars.end() - 1);
+  Var row = outer.back();
+  int tileY = int(attr.getTileY());
+  if (tileY > 1) {
+    Var rowTile(row.name() + "_tile"), rowIn(row.name() + "_in");
+    func.split(row, rowTile, rowIn, tileY, TailStrategy::GuardWithIf);
+    outer.back() = rowTile;
+    row = rowIn;
+  }
+  Var rows = fuseRows ? fuseOuter(func, outer, outer.size()) : outer.back();
   if (attr.getParallel())
     func.parallel(rows);
-  return LoopLevel(func, rows);
+  return LoopLevel(func, row);
 }
 
 void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow,
@@ -245,10 +266,14 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
     return;
   }
   if (perRow || vars.size() == 1) {
-    // Per-row stages: every var is a row.
+    // Per-row stages: every var is a row; a parallel task takes a block of
+    // rows (one row is too little work for a task).
     Var rows = fuseOuter(func, vars, vars.size());
-    if (attr.getParallel())
-      func.parallel(rows);
+    if (attr.getParallel()) {
+      Var block(rows.name() + "_block"), row(rows.name() + "_in");
+      func.split(rows, block, row, kRowsPerTask, TailStrategy::GuardWithIf)
+          .parallel(block);
+    }
     return;
   }
   if (attr.getVector() > 1)

@@ -118,17 +118,23 @@ public:
   /// stages (the root on a GPU). With `fuseRows` false only the row var is
   /// parallel (stages whose reduction domains have data-dependent
   /// predicates keep their batch loops apart, which Halide's bounds
-  /// inference needs).
+  /// inference needs). A `period` > 0 (CPU) first splits the innermost var
+  /// into unrolled loops of `period` elements, inside which the tile and
+  /// vector apply: a definition that selects on which period an element
+  /// is in (rope's halves) then compiles to one branch per loop.
   Halide::LoopLevel scheduleElementwise(HTensor &tensor,
                                         const std::vector<Halide::Var> &vars,
-                                        bool fuseRows = true);
+                                        bool fuseRows = true, int period = 0);
   /// Applies an `attn.schedule` attribute to a stage computed at root (see
   /// AttnAttrs.td): `strategy = naive` serial scalar loops; on a GPU the
   /// tile over gpu_threads; on a CPU the innermost var split by tile x and
-  /// vectorised, rows parallel when the attribute says so.
+  /// vectorised (within `period`s, see scheduleElementwise), tile y rows
+  /// per iteration of the row loop, which is parallel when the attribute
+  /// says so. Returns the loop level of one row.
   Halide::LoopLevel applySchedule(Halide::Func func,
                                   const std::vector<Halide::Var> &vars,
-                                  mlir::attn::ScheduleAttr attr, bool fuseRows);
+                                  mlir::attn::ScheduleAttr attr, bool fuseRows,
+                                  int period = 0);
   /// Declares an internal stage `func` of the op being lowered (a
   /// transposed operand, row statistics, a table, a state) with MLIR-order
   /// `vars`. A family's lowering defines its Funcs and declares them; the

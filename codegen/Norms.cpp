@@ -22,6 +22,10 @@ namespace attnc::codegen {
 using namespace Halide;
 namespace attn = mlir::attn;
 
+/// At most this many unrolled loops over the halves of rope's features
+/// (two rotated halves and the features passed through).
+static constexpr int kMaxRopePeriods = 4;
+
 namespace {
 /// Per-row reductions over the last axis of `in`.
 struct RowStats {
@@ -175,7 +179,16 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
                      x(c) * cs + x(c - 1) * sn);
     }
     define(t.func, vars, value);
-    lowering.scheduleElementwise(t, vars);
+    // Half mode on vectors that fit a half: loops over each half of the
+    // features apart, in which the selects above are decided at compile
+    // time and the partner feature is a dense vector load, not a gather.
+    attn::ScheduleAttr attr = lowering.schedule();
+    int vector = attr ? static_cast<int>(attr.getVector()) : 1;
+    int period = 0;
+    if (rope.getMode() == attn::RopeMode::half && half % vector == 0 &&
+        (width + half - 1) / half <= kMaxRopePeriods)
+      period = half;
+    lowering.scheduleElementwise(t, vars, /*fuseRows=*/true, period);
     lowering.set(rope, t);
     return mlir::success();
   }

@@ -15,6 +15,7 @@
 #include "dsl/IR/AttnOps.h"
 
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <numeric>
 
@@ -109,6 +110,17 @@ ScheduleAttr mlir::attn::chooseRowwiseSchedule(MLIRContext *context,
     vectors = std::clamp<int64_t>(width / p.vector, 1, 4);
   p.tileX = vectors * p.vector;
   p.parallel = rank >= 2;
+  // A parallel task computes tile y rows, at least kRowTaskElements
+  // elements: one short row per task would cost the thread pool more than
+  // the row's work.
+  if (p.parallel) {
+    constexpr int64_t kRowTaskElements = 4096, kMaxRowTile = 64;
+    int64_t rows = ShapedType::isDynamic(width)
+                       ? 8
+                       : llvm::divideCeil(kRowTaskElements,
+                                          std::max<int64_t>(width, 1));
+    p.tileY = std::min<int64_t>(llvm::PowerOf2Ceil(rows), kMaxRowTile);
+  }
   return ScheduleAttr::get(context, p);
 }
 
@@ -217,6 +229,10 @@ ScheduleShape mlir::attn::getScheduleShape(Operation *op) {
         cast<RankedTensorType>(gemm.getProductRhs().getType()).getRank() == 2;
     return shape;
   }
+  if (isa<ChunkOp>(op)) {
+    shape.kind = ScheduleShape::Reindex;
+    return shape;
+  }
   if (op->hasTrait<OpTrait::RowwiseStage>()) {
     shape.kind = ScheduleShape::Rowwise;
     return shape;
@@ -240,6 +256,9 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
   switch (shape.kind) {
   case ScheduleShape::None:
     return {};
+  // A chunk only moves data when stored: its consumers read through the
+  // re-index (one compare per row for the padding past n).
+  case ScheduleShape::Reindex:
   case ScheduleShape::Inlined: {
     ScheduleParams fused;
     fused.compute = ComputeAt::inlined;

@@ -139,6 +139,8 @@ struct ScheduleShape {
     Product,   ///< [rows, depth] x [depth, width] (dense, matmul, chunk-form GEMMs).
     Attention, ///< `width` value columns per head over `depth` keys.
     Rowwise,   ///< Elementwise, norms, RoPE, linear attention, chunk-form scans.
+    Reindex,   ///< attn.chunk: computed in its consumers (default) or stored
+               ///< with a row-wise schedule.
   } kind = None;
   int64_t rows = 1;  ///< Axis -2 of the result (1 for rank 1).
   int64_t width = 1; ///< Axis -1 of the result (per head for attention).
@@ -169,11 +171,12 @@ ScheduleAttr chooseOutputSchedule(MLIRContext *context,
 /// `yield` on each legal point (the dialect's rules and the target's
 /// budgets, as verifyScheduleFor checks them) of the grid of the op's class,
 /// until `yield` returns false. The grid: on a CPU, products and row-wise
-/// ops take tile x = vector x 1..8 vectors (vector 1 up to the lanes), tile
-/// y 1..8 rows (1..4 for row-wise ops), every unroll dividing them, serial
-/// or parallel rows, and products (`gemm`) split_k 0 or 16..16384 (powers
-/// of two), row_block 1, 4 or 16 tiles, and stage_lhs and pack_rhs each
-/// off or on (where the op allows them); attention takes `rows` or
+/// ops take tile x = vector x 1..8 vectors (vector 1 up to the lanes) and
+/// serial or parallel rows; products (`gemm`) tile y 1..8 rows, every
+/// unroll dividing the tile, split_k 0 or 16..16384 (powers of two),
+/// row_block 1, 4 or 16 tiles, and stage_lhs and pack_rhs each off or on
+/// (where the op allows them); row-wise ops tile y 1..64 rows per task
+/// (powers of two), attn.chunk also `compute = inline`; attention takes `rows` or
 /// `materialized` with each vector and serial or parallel rows, or
 /// `blocked` (up to 4 vectors x 8 rows, 16..512 keys). On
 /// CUDA every op takes power-of-two tiles 1..64 over every power-of-two
@@ -190,9 +193,9 @@ void forEachSchedule(Operation *op, const TargetModel &target,
 std::vector<ScheduleParams> enumerateSchedules(Operation *op,
                                                const TargetModel &target);
 
-/// Whether `op` has loops of its own whose schedule a tuner may set (and
-/// attn-apply-tuning replaces): it carries an `attn.schedule` that is not
-/// `compute = inline`.
+/// Whether `op` has a schedule a tuner may set (and attn-apply-tuning
+/// replaces): it carries an `attn.schedule` that is not `compute = inline`,
+/// or it is an attn.chunk (for which inline is one choice).
 bool isTunable(Operation *op);
 /// What a tuned schedule of `op` applies to: the attn.kernel `op` is a
 /// member of, or `op` itself.

@@ -69,9 +69,16 @@ public:
       target.isGpu() ? gpuTiles(Strategy::gemm, /*staged=*/true)
                      : cpuTiles(Strategy::gemm, 8, 8, kSplits, kRowTiles);
       break;
+    case ScheduleShape::Reindex: {
+      ScheduleParams p;
+      p.compute = ComputeAt::inlined;
+      if (!offer(p))
+        return;
+      [[fallthrough]]; // or stored, as a row-wise stage
+    }
     case ScheduleShape::Rowwise:
       target.isGpu() ? gpuTiles(Strategy::loops, /*staged=*/false)
-                     : cpuTiles(Strategy::loops, 8, 4, kNoSplit, kNoRowBlock);
+                     : cpuLoops();
       break;
     case ScheduleShape::Attention:
       target.isGpu() ? gpuAttention() : cpuAttention();
@@ -86,7 +93,6 @@ private:
   /// split_k values tried for products: not split, or power-of-two blocks.
   static constexpr int64_t kSplits[] = {0,    16,   32,   64,   128,  256,
                                         512,  1024, 2048, 4096, 8192, 16384};
-  static constexpr int64_t kNoSplit[] = {0};
   /// Register tiles of rows per parallel task of a CPU GEMM (row_block /
   /// tile y); 0 = no row_block.
   static constexpr int64_t kRowTiles[] = {1, 4, 16};
@@ -110,6 +116,25 @@ private:
   /// CPU vector widths: scalar, then powers of two up to the lanes.
   std::vector<int64_t> vectors() const {
     return powersOf2(1, target.vectorLanes);
+  }
+
+  /// CPU loops of a row-wise stage: tile x = vector * (1..8 vectors),
+  /// vector 1 up to the lanes, tile y = 1..64 rows per iteration of the row
+  /// loop (powers of two), serial or parallel rows. (Unrolling is for
+  /// register tiles; these loops have none.)
+  void cpuLoops() {
+    for (int64_t vector : vectors())
+      for (int64_t across = 1; across <= 8; ++across)
+        for (int64_t rows : powersOf2(1, 64))
+          for (bool parallel : {false, true}) {
+            ScheduleParams p;
+            p.vector = vector;
+            p.tileX = vector * across;
+            p.tileY = rows;
+            p.parallel = parallel;
+            if (!offer(p))
+              return;
+          }
   }
 
   /// CPU register tiles of `strategy`: tile x = vector * (1..maxAcross
@@ -264,9 +289,12 @@ mlir::attn::enumerateSchedules(Operation *op, const TargetModel &target) {
 
 bool mlir::attn::isTunable(Operation *op) {
   ScheduleAttr schedule = ScheduleAttr::lookup(op);
+  // An inlined member of a kernel has no loops to tune; a chunk's inlining
+  // is one of its choices.
   return schedule &&
          op->getDiscardableAttr(ScheduleAttr::getScheduleAttrName()) &&
-         schedule.getCompute() != ComputeAt::inlined;
+         (schedule.getCompute() != ComputeAt::inlined ||
+          getScheduleShape(op).kind == ScheduleShape::Reindex);
 }
 
 Operation *mlir::attn::tuningUnit(Operation *op) {

@@ -120,7 +120,7 @@ def Attn_ComputeAt : I32EnumAttr<"ComputeAt",
     `root`: the stage's result is stored whole before its consumers run;
     `inline` (C++ `ComputeAt::inlined`): recomputed inside every consumer,
     no loops of its own (a kernel member in its anchor's loops, a
-    product's output stage).
+    product's output stage, attn.chunk read through its re-index).
   }];
 }
 

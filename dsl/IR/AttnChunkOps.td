@@ -23,6 +23,10 @@ def Attn_ChunkOp : Attn_Op<"chunk", [Pure, Attn_RowwiseStageTrait]> {
     g*C + c < n, else 0 (the padding of spec §3.5, applied after the
     projections).
 
+    Schedule: `compute = inline` (attn-tile's choice) reads x through the
+    re-index in the consumers' loops, so no copy is stored; a loop schedule
+    stores the chunked copy as a row-wise stage.
+
     Rules: x has rank >= 2; chunk >= 1; the result has rank + 1, the same
     leading dims and feature dim, C as its chunk dim, and G = ceil(n / C)
     when n is static (dynamic otherwise).

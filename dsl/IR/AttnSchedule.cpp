@@ -447,11 +447,12 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 mlir::attn::verifyScheduleForOp(Operation *op, const ScheduleParams &schedule,
                                 function_ref<InFlightDiagnostic()> emitError) {
-  // Only elementwise stages and norms are computed in their consumers.
+  // Only elementwise stages, norms and chunk's re-index are computed in
+  // their consumers.
   if (schedule.compute == ComputeAt::inlined && !isElementwise(op) &&
-      !isNorm(op))
-    return emitError() << "schedule compute = inline is for elementwise ops "
-                          "and norms, not '"
+      !isNorm(op) && !isa<ChunkOp>(op))
+    return emitError() << "schedule compute = inline is for elementwise ops, "
+                          "norms and attn.chunk, not '"
                        << op->getName() << "'";
   // Each class of op has its algorithms; naive fits every op.
   Strategy strategy = schedule.strategy;

@@ -414,7 +414,7 @@ func.func @materialized_on_a_gpu(%q: tensor<?x64xf32>, %v: tensor<?x64xf32>) -> 
 // -----
 
 func.func @inline_attention(%q: tensor<?x64xf32>, %v: tensor<?x64xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{schedule compute = inline is for elementwise ops and norms, not 'attn.attention'}}
+  // expected-error @+1 {{schedule compute = inline is for elementwise ops, norms and attn.chunk, not 'attn.attention'}}
   %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 {attn.schedule = #attn.schedule<compute = inline>} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):
     attn.yield %qk : f32

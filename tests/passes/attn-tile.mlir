@@ -115,16 +115,17 @@ func.func @tile_over_budget(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>) -> tenso
 
 // -----
 
-// Row-wise ops: 4 vectors of columns, parallel rows; a rank-1 result is not
+// Row-wise ops: 4 vectors of columns, parallel rows in tasks of at least
+// 4096 elements (16 rows of 256, at most 64 rows); a rank-1 result is not
 // parallel; 64 threads per block on CUDA ([16, 4] for rows of 16).
 // CHECK-LABEL: func.func @elementwise
-// AVX512: attn.silu {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
-// AVX512: attn.layer_norm {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
-// AVX512: attn.rope {{.*}} {attn.schedule = #attn.schedule<tile = [16, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.silu {{.*}} {attn.schedule = #attn.schedule<tile = [64, 16], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.layer_norm {{.*}} {attn.schedule = #attn.schedule<tile = [64, 16], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.rope {{.*}} {attn.schedule = #attn.schedule<tile = [16, 64], vector = 16, parallel = true, compute = root>}
 // AVX512: attn.add {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, compute = root>}
-// AVX2: attn.silu {{.*}} {attn.schedule = #attn.schedule<tile = [32, 1], vector = 8, parallel = true, compute = root>}
-// AVX2: attn.layer_norm {{.*}} {attn.schedule = #attn.schedule<tile = [32, 1], vector = 8, parallel = true, compute = root>}
-// AVX2: attn.rope {{.*}} {attn.schedule = #attn.schedule<tile = [16, 1], vector = 8, parallel = true, compute = root>}
+// AVX2: attn.silu {{.*}} {attn.schedule = #attn.schedule<tile = [32, 16], vector = 8, parallel = true, compute = root>}
+// AVX2: attn.layer_norm {{.*}} {attn.schedule = #attn.schedule<tile = [32, 16], vector = 8, parallel = true, compute = root>}
+// AVX2: attn.rope {{.*}} {attn.schedule = #attn.schedule<tile = [16, 64], vector = 8, parallel = true, compute = root>}
 // AVX2: attn.add {{.*}} {attn.schedule = #attn.schedule<tile = [32, 1], vector = 8, compute = root>}
 // CUDA: attn.silu {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], gpu_threads = [64, 1], compute = root>}
 // CUDA: attn.layer_norm {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], gpu_threads = [64, 1], compute = root>}
@@ -143,7 +144,7 @@ func.func @elementwise(%x: tensor<?x256xf32>, %g: tensor<256xf32>, %z: tensor<?x
 // Pure views stay unscheduled; the stages that copy the results out get
 // schedules as result attributes (row-wise ones; a scalar has no loops).
 // CHECK-LABEL: func.func @views
-// AVX512-SAME: -> (tensor<?x48xf32> {attn.schedule = #attn.schedule<tile = [48, 1], vector = 16, parallel = true, compute = root>}
+// AVX512-SAME: -> (tensor<?x48xf32> {attn.schedule = #attn.schedule<tile = [48, 64], vector = 16, parallel = true, compute = root>}
 // CUDA-SAME: -> (tensor<?x48xf32> {attn.schedule = #attn.schedule<tile = [32, 2], gpu_threads = [32, 2], compute = root>}
 // CHECK-SAME: tensor<f32> {attn.schedule = #attn.schedule<{{.*}}compute = root>}) {
 // CHECK-NOT: attn.schedule
@@ -163,7 +164,7 @@ func.func @views(%x: tensor<?x64xf32>) -> (tensor<?x48xf32>, tensor<64x?xf32>, t
 // loop schedule: attn-tile-kept.mlir).
 // CHECK-LABEL: func.func @kept
 // CHECK: attn.silu {{.*}} {attn.schedule = #attn.schedule<compute = inline>}
-// AVX512: attn.exp {{.*}} {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.exp {{.*}} {attn.schedule = #attn.schedule<tile = [64, 64], vector = 16, parallel = true, compute = root>}
 func.func @kept(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %0 = attn.silu %x {attn.schedule = #attn.schedule<compute = inline>} : tensor<?x64xf32>
   %1 = attn.exp %0 : tensor<?x64xf32>
@@ -199,13 +200,13 @@ func.func @over_budget(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // epilogue is stored (compute = root), so consumers outside do not
 // recompute it.
 // AVX512: attn.exp {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
-// AVX512: attn.neg {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
-// AVX512: attn.mul {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.neg {{.*}}{attn.schedule = #attn.schedule<tile = [64, 64], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.mul {{.*}}{attn.schedule = #attn.schedule<tile = [64, 64], vector = 16, parallel = true, compute = root>}
 // A norm before a product is inlined into its staging; the product anchors.
 // AVX512: attn.layer_norm {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
 // AVX512: attn.dense {{.*}}tile = [64, 6]
 // Outside kernels nothing is inlined.
-// AVX512: attn.sub {{.*}}{attn.schedule = #attn.schedule<tile = [64, 1], vector = 16, parallel = true, compute = root>}
+// AVX512: attn.sub {{.*}}{attn.schedule = #attn.schedule<tile = [64, 64], vector = 16, parallel = true, compute = root>}
 // CUDA: attn.dense {{.*}}gpu_threads = [16, 16], shared = true
 // CUDA: attn.silu {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
 // CUDA: attn.add {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
@@ -245,4 +246,19 @@ func.func @fused(%x: tensor<?x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf3
   %s = attn.sub %e#0, %e#1 : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   %z = attn.sub %s, %l : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x64xf32>
   return %z : tensor<?x64xf32>
+}
+
+// -----
+
+// A chunk is computed in its consumers (a stored copy would only move
+// data): compute = inline on every target; the products it feeds get
+// their own schedules.
+// CHECK-LABEL: func.func @chunk_inline
+// CHECK: attn.chunk {{.*}}{attn.schedule = #attn.schedule<compute = inline>}
+// CHECK: attn.chunk_state {{.*}}strategy = gemm
+func.func @chunk_inline(%k: tensor<?x64xf32>, %v: tensor<?x32xf32>) -> tensor<?x64x32xf32> {
+  %kc = attn.chunk %k chunk = 16 : tensor<?x64xf32> -> tensor<?x16x64xf32>
+  %vc = attn.chunk %v chunk = 16 : tensor<?x32xf32> -> tensor<?x16x32xf32>
+  %s = attn.chunk_state %kc, %vc scale = 1.0 : tensor<?x16x64xf32>, tensor<?x16x32xf32> -> tensor<?x64x32xf32>
+  return %s : tensor<?x64x32xf32>
 }

@@ -427,8 +427,16 @@ TEST_F(ScheduleTest, GemmOnCudaStagesOperandPanelsInSharedMemory) {
 }
 
 TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
+  // Parallel rows in tasks of at least 4096 elements (8 rows of an
+  // unknown width), at most 64 rows.
   EXPECT_EQ(print(chooseRowwiseSchedule(&context, avx512, kDyn, 2)),
-            "#attn.schedule<tile = [64, 1], vector = 16, parallel = true, "
+            "#attn.schedule<tile = [64, 8], vector = 16, parallel = true, "
+            "compute = root>");
+  EXPECT_EQ(print(chooseRowwiseSchedule(&context, avx512, 1024, 3)),
+            "#attn.schedule<tile = [64, 4], vector = 16, parallel = true, "
+            "compute = root>");
+  EXPECT_EQ(print(chooseRowwiseSchedule(&context, avx512, 16, 2)),
+            "#attn.schedule<tile = [16, 64], vector = 16, parallel = true, "
             "compute = root>");
   EXPECT_EQ(print(chooseRowwiseSchedule(&context, avx2, 16, 1)),
             "#attn.schedule<tile = [16, 1], vector = 8, compute = root>");
