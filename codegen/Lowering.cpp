@@ -24,6 +24,19 @@ using namespace Halide;
 /// one row of a few hundred elements is too little work for a task.
 static constexpr int kRowsPerTask = 64;
 
+/// Fuses the row `vars` of `stage` and, when `parallel`, runs blocks of
+/// kRowsPerTask rows in parallel; returns the loop of one row.
+static Var parallelRows(Stage stage, const std::vector<Var> &vars,
+                        bool parallel) {
+  Var rows = fuseOuter(stage, vars, vars.size());
+  if (!parallel)
+    return rows;
+  Var block(rows.name() + "_block"), row(rows.name() + "_in");
+  stage.split(rows, block, row, kRowsPerTask, TailStrategy::GuardWithIf)
+      .parallel(block);
+  return row;
+}
+
 Expr HTensor::at(const Index &index) const {
   std::vector<Expr> reversed(index.rbegin(), index.rend());
   return func(reversed);
@@ -237,6 +250,20 @@ void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow,
       });
 }
 
+bool Lowering::vectorRowSums() const {
+  mlir::attn::ScheduleAttr attr = internalSchedule();
+  return rowScratch() && attr &&
+         attr.getStrategy() != mlir::attn::Strategy::naive &&
+         attr.getVector() > 1;
+}
+
+void Lowering::addRowSum(Func total, std::vector<Var> rowVars, RDom r) {
+  mlir::attn::ScheduleAttr attr = internalSchedule();
+  assert(vectorRowSums() && "a row sum in lanes needs a CPU vector");
+  pendingSchedules.push_back([this, attr, total, rowVars = std::move(rowVars),
+                              r] { scheduleRowSum(attr, total, rowVars, r); });
+}
+
 void Lowering::addScanUpdate(Func func, Var col, Var row,
                              std::vector<VarOrRVar> order) {
   mlir::attn::ScheduleAttr attr = internalSchedule();
@@ -268,12 +295,7 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
   if (perRow || vars.size() == 1) {
     // Per-row stages: every var is a row; a parallel task takes a block of
     // rows (one row is too little work for a task).
-    Var rows = fuseOuter(func, vars, vars.size());
-    if (attr.getParallel()) {
-      Var block(rows.name() + "_block"), row(rows.name() + "_in");
-      func.split(rows, block, row, kRowsPerTask, TailStrategy::GuardWithIf)
-          .parallel(block);
-    }
+    parallelRows(func, vars, attr.getParallel());
     return;
   }
   if (attr.getVector() > 1)
@@ -281,6 +303,23 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
   Var rows = fuseOuter(func, vars, vars.size() - 1);
   if (attr.getParallel())
     func.parallel(rows);
+}
+
+void Lowering::scheduleRowSum(mlir::attn::ScheduleAttr attr, Func total,
+                              const std::vector<Var> &rowVars, const RDom &r) {
+  // lanes(lane, row...) sums the terms lane, lane + v, ...; the update of
+  // `total` then adds the v lanes.
+  int vector = int(attr.getVector());
+  RVar outer("ro"), inner("ri");
+  Var lane("lane");
+  Func lanes = total.update()
+                   .split(r.x, outer, inner, vector, TailStrategy::GuardWithIf)
+                   .rfactor(inner, lane);
+  total.compute_root();
+  parallelRows(total, rowVars, attr.getParallel());
+  Var row = parallelRows(total.update(), rowVars, attr.getParallel());
+  lanes.compute_at(total, row).vectorize(lane);
+  lanes.update().vectorize(lane);
 }
 
 void Lowering::scheduleScan(mlir::attn::ScheduleAttr attr, Func func,

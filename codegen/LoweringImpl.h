@@ -150,6 +150,17 @@ public:
   void addInternalStage(Halide::Func func, std::vector<Halide::Var> vars,
                         bool perRow = false,
                         Halide::TailStrategy tail = Halide::TailStrategy::GuardWithIf);
+  /// Whether per-row sums (addRowSum) run in vector lanes: on a CPU under a
+  /// schedule with a vector, as internalSchedule() gives.
+  bool vectorRowSums() const;
+  /// Declares an internal per-row stage `total`: a pure definition of 0
+  /// and one update adding a term over `r`, the reduction along the row.
+  /// Scheduled as a per-row stage of addInternalStage, with the sum split
+  /// into vector lanes (rfactor) that are added at the end of each row (a
+  /// serial sum would wait on each add's latency). Only where
+  /// vectorRowSums().
+  void addRowSum(Halide::Func total, std::vector<Halide::Var> rowVars,
+                 Halide::RDom r);
   /// Declares the update of an internal scan `func` (a prefix over chunks)
   /// whose innermost var is `col` and whose row var is `row`; `order`
   /// (innermost first), if given, is its loop order on a CPU. Scheduled
@@ -201,6 +212,9 @@ private:
   void scheduleInternal(mlir::attn::ScheduleAttr attr, Halide::Func func,
                         const std::vector<Halide::Var> &vars, bool perRow,
                         Halide::TailStrategy tail);
+  void scheduleRowSum(mlir::attn::ScheduleAttr attr, Halide::Func total,
+                      const std::vector<Halide::Var> &rowVars,
+                      const Halide::RDom &r);
   void scheduleScan(mlir::attn::ScheduleAttr attr, Halide::Func func,
                     const Halide::Var &col, const Halide::Var &row,
                     const std::vector<Halide::VarOrRVar> &order);

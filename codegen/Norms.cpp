@@ -1,7 +1,8 @@
 //===- Norms.cpp - attn -> Halide: normalisations and RoPE ----------------===//
 //
 // This file lowers layer_norm (two-pass mean and biased variance),
-// scale_norm, rms_norm and rope, and builds the RoPE tables: the angle
+// scale_norm, rms_norm (their row statistics summed in vector lanes on
+// CPUs) and rope, and builds the RoPE tables: the angle
 // p * base^(-2i/r) reaches thousands of radians at long sequences, where
 // float32 would lose the phase, so it is formed and reduced modulo 2 pi in
 // double precision; only the sine and cosine of the reduced angle are
@@ -50,19 +51,39 @@ Expr atRow(const HTensor &in, const Index &row, const Expr &c) {
 
 } // namespace
 
-/// `mean(x^2)` over the last axis, per row.
-static Func meanSquare(Lowering &lowering, const HTensor &in, const RowStats &s) {
-  Func ms("mean_square");
-  RDom r(0, s.width);
-  Expr x = atRow(in, s.rowIndex, r);
-  define(ms, s.rowVars, sum(x * x) / cast<float>(s.width));
-  lowering.addInternalStage(ms, s.rowVars, /*perRow=*/true);
-  return ms;
-}
-
 static Expr callRow(const Func &f, const std::vector<Var> &rowVars) {
   std::vector<Expr> reversed(rowVars.rbegin(), rowVars.rend());
   return f(reversed);
+}
+
+/// The mean over the last axis of `term(c)`, per row: an internal stage
+/// `name` that holds the row sums (in vector lanes on a CPU), divided by
+/// the width where it is read.
+static Expr rowMean(Lowering &lowering, const std::string &name,
+                    const RowStats &s,
+                    const std::function<Expr(const Expr &)> &term) {
+  Func total(name);
+  RDom r(0, s.width, name + "_r");
+  if (lowering.vectorRowSums()) {
+    define(total, s.rowVars, 0.0f);
+    Expr at = callRow(total, s.rowVars);
+    std::vector<Expr> row(s.rowVars.rbegin(), s.rowVars.rend());
+    total(row) = at + term(r);
+    lowering.addRowSum(total, s.rowVars, r);
+  } else {
+    define(total, s.rowVars, sum(term(r)));
+    lowering.addInternalStage(total, s.rowVars, /*perRow=*/true);
+  }
+  return callRow(total, s.rowVars) / cast<float>(s.width);
+}
+
+/// `mean(x^2)` over the last axis, per row.
+static Expr meanSquare(Lowering &lowering, const HTensor &in,
+                       const RowStats &s) {
+  return rowMean(lowering, "mean_square", s, [&](const Expr &c) {
+    Expr x = atRow(in, s.rowIndex, c);
+    return x * x;
+  });
 }
 
 std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
@@ -116,31 +137,29 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
     Expr x = in.at(toIndex(vars));
     Expr value;
     if (auto ln = mlir::dyn_cast<attn::LayerNormOp>(op)) {
-      Func mean("ln_mean"), var("ln_var");
-      RDom r(0, s.width);
-      define(mean, s.rowVars, sum(atRow(in, s.rowIndex, r)) / cast<float>(s.width));
-      lowering.addInternalStage(mean, s.rowVars, /*perRow=*/true);
-      Expr centred = atRow(in, s.rowIndex, r) - callRow(mean, s.rowVars);
-      define(var, s.rowVars, sum(centred * centred) / cast<float>(s.width));
-      lowering.addInternalStage(var, s.rowVars, /*perRow=*/true);
+      // Two passes: the mean, then the mean of the squared deviations.
+      Expr mean = rowMean(lowering, "ln_mean", s, [&](const Expr &c) {
+        return atRow(in, s.rowIndex, c);
+      });
+      Expr var = rowMean(lowering, "ln_var", s, [&](const Expr &c) {
+        Expr centred = atRow(in, s.rowIndex, c) - mean;
+        return centred * centred;
+      });
       float eps = static_cast<float>(ln.getEps());
-      value = (x - callRow(mean, s.rowVars)) *
-              (1.0f / sqrt(callRow(var, s.rowVars) + eps));
+      value = (x - mean) * (1.0f / sqrt(var + eps));
       if (ln.getWeight())
         value = value * lowering.get(ln.getWeight()).at({c});
       if (ln.getBias())
         value = value + lowering.get(ln.getBias()).at({c});
     } else if (auto rms = mlir::dyn_cast<attn::RmsNormOp>(op)) {
-      Func ms = meanSquare(lowering, in, s);
-      value = x * (1.0f / sqrt(callRow(ms, s.rowVars) +
-                               static_cast<float>(rms.getEps())));
+      Expr ms = meanSquare(lowering, in, s);
+      value = x * (1.0f / sqrt(ms + static_cast<float>(rms.getEps())));
       if (rms.getWeight())
         value = value * lowering.get(rms.getWeight()).at({c});
     } else {
       auto sn = mlir::cast<attn::ScaleNormOp>(op);
-      Func ms = meanSquare(lowering, in, s);
-      value = x *
-              (1.0f / sqrt(callRow(ms, s.rowVars) + static_cast<float>(sn.getEps()))) *
+      Expr ms = meanSquare(lowering, in, s);
+      value = x * (1.0f / sqrt(ms + static_cast<float>(sn.getEps()))) *
               lowering.get(sn.getAlpha()).at({Expr(0)});
     }
     define(t.func, vars, value);
