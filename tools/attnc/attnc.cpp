@@ -14,9 +14,11 @@
 //===----------------------------------------------------------------------===//
 #include "tools/attnc/Commands.h"
 #include "driver/Session.h"
+#include "tune/TuningDb.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -298,6 +300,10 @@ driver::RunOptions runOptions() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(attncOptions);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "attnc " << attnc::tune::attncVersion() << " (LLVM "
+       << LLVM_VERSION_STRING << ")\n";
+  });
   cl::ParseCommandLineOptions(argc, argv,
                               "attnc: a compiler for attention layers\n");
   if (runCmd)
