@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <unistd.h>
 #include <sys/wait.h>
 
 namespace attnc::bench {
@@ -129,10 +130,16 @@ int TorchPeer::invoke(const std::string &interpreter,
 TorchPeer::TorchPeer(std::string script, std::string pythonArg, int threads)
     : script(std::move(script)), threads(threads) {
   std::vector<std::string> candidates;
-  if (!pythonArg.empty())
+  if (!pythonArg.empty()) {
     candidates.push_back(pythonArg);
-  else
-    candidates = {"python3", "/usr/bin/python3"};
+  } else {
+    std::string venv = this->script.substr(0, this->script.rfind('/') + 1) +
+                       ".venv/bin/python3";
+    if (access(venv.c_str(), X_OK) == 0)
+      candidates.push_back(venv);
+    candidates.push_back("python3");
+    candidates.push_back("/usr/bin/python3");
+  }
   for (const std::string &candidate : candidates) {
     std::string output;
     int rc = invoke(candidate, "--probe", output);
@@ -179,6 +186,20 @@ TorchPeer::Result TorchPeer::run(const std::string &model, int64_t n,
   result.medianMs = *median;
   result.minMs = object->getNumber("min_ms").value_or(*median);
   result.runs = int(object->getInteger("runs").value_or(0));
+  if (std::optional<llvm::StringRef> impl = object->getString("impl"))
+    result.impl = impl->str();
+  if (const llvm::json::Array *peers = object->getArray("peers"))
+    for (const llvm::json::Value &peer : *peers) {
+      const llvm::json::Object *p = peer.getAsObject();
+      if (!p || !p->getString("impl"))
+        continue;
+      Impl impl;
+      impl.name = p->getString("impl")->str();
+      impl.medianMs = p->getNumber("median_ms").value_or(0);
+      if (std::optional<llvm::StringRef> error = p->getString("error"))
+        impl.error = error->str();
+      result.impls.push_back(impl);
+    }
   return result;
 }
 

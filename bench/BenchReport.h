@@ -35,14 +35,18 @@ private:
   std::vector<std::vector<std::string>> rows;
 };
 
-/// The PyTorch eager peer: bench/torch_peer.py run by a Python that can
-/// import torch.
+/// The PyTorch peers: bench/torch_peer.py run by a Python that can import
+/// torch (eager ops from the spec, torch.compile of them, FLASH-pytorch
+/// eager and compiled, scaled_dot_product_attention; whichever that Python
+/// has).
 class TorchPeer {
 public:
-  /// Finds an interpreter: `python` when given, else `python3`, then
-  /// /usr/bin/python3 (Debian's python3-torch installs there, and a pyenv
-  /// python3 first on PATH does not see it). `script` is torch_peer.py.
-  /// available() is false, with why() saying why, when none works.
+  /// Finds an interpreter: `python` when given, else bench/.venv's (made by
+  /// bench/make-peer-venv.sh: torch 2 and FLASH-pytorch from PyPI), then
+  /// `python3`, then /usr/bin/python3 (Debian's python3-torch installs
+  /// there, and a pyenv python3 first on PATH does not see it). `script` is
+  /// torch_peer.py. available() is false, with why() saying why, when none
+  /// works.
   TorchPeer(std::string script, std::string python, int threads);
 
   bool available() const { return !python.empty(); }
@@ -50,17 +54,27 @@ public:
   /// "torch 1.13.1 (python /usr/bin/python3)".
   const std::string &description() const { return versionText; }
 
-  /// One peer measurement.
+  /// One implementation's measurement, or why it did not run.
+  struct Impl {
+    std::string name; ///< spec, spec-compiled, flash-pytorch, sdpa, ...
+    double medianMs = 0;
+    std::string error; ///< Empty when it ran.
+  };
+  /// One peer measurement: the fastest implementation's figures, and every
+  /// implementation's.
   struct Result {
     bool ok = false;
     double medianMs = 0, minMs = 0;
     int runs = 0;
+    std::string impl; ///< The fastest implementation.
+    std::vector<Impl> impls;
     std::string error;
   };
 
-  /// Runs `model` (flash_causal, flash_noncausal, gau_causal, mhsa_causal)
-  /// at sequence length `n`, batch 1: at least `minRuns` timed runs and
-  /// `minSeconds` of timed work after warm-up.
+  /// Runs every implementation of `model` (flash_causal, flash_noncausal,
+  /// gau_causal, mhsa_causal) at sequence length `n`, batch 1: at least
+  /// `minRuns` timed runs and `minSeconds` of timed work after warm-up
+  /// each.
   Result run(const std::string &model, int64_t n, int minRuns,
              double minSeconds) const;
 

@@ -5,7 +5,9 @@
 // and non-causal), GAU (causal) and MHSA (8 heads, causal) through the JIT
 // and reports, all measured in the same run: the median time, GFLOP/s by
 // countFlops, % of the FMA peak measured at start and end, the speedup over the
-// naive schedule and over the PyTorch eager peer (bench/torch_peer.py), the
+// naive schedule and over the fastest PyTorch peer (bench/torch_peer.py:
+// eager, torch.compile, FLASH-pytorch, SDPA; each one's time in a second
+// table), the
 // dense stages as standalone `y = x @ w` models against cblas_sgemm, the
 // time per token, and the peak memory of the run. See bench/README.md.
 //
@@ -153,8 +155,10 @@ int main(int argc, char **argv) {
 
   std::vector<BenchSpec> specs = benchSpecs(o.quick, o.only);
   Table main({"layer", "n", "attnc ms", "GFLOP/s", "% peak", "vs naive",
-              "vs torch", "torch bound", "dense vs BLAS", "us/token",
-              "peak MiB", "ref MiB"});
+              "vs torch", "torch peer", "torch bound", "dense vs BLAS",
+              "us/token", "peak MiB", "ref MiB"});
+  // Every PyTorch implementation's time, per row of `main`.
+  Table peers({"layer", "n", "torch implementation", "torch ms", "vs attnc"});
   Table dense({"dense [M,K]x[K,N]", "attnc ms", "GFLOP/s", "BLAS ms",
                "BLAS GFLOP/s", "BLAS/attnc"});
   std::map<std::string, std::pair<double, double>> denseCache;
@@ -223,17 +227,26 @@ int main(int argc, char **argv) {
         }
       }
 
-      std::string torchCell = "n/a";
+      std::string torchCell = "n/a", peerCell = "n/a";
       double torchMs = 0;
       if (torch.available()) {
-        progress(at + ": PyTorch eager peer");
+        progress(at + ": PyTorch peers (torch.compile takes a while)");
         TorchPeer::Result r =
             torch.run(spec.peerModel, n, policy.minRuns, policy.minSeconds);
         torchCell = r.ok ? ratio(r.medianMs, ms) : "error";
+        peerCell = r.ok ? r.impl : "error";
         torchMs = r.ok ? r.medianMs : 0;
-        if (r.ok)
-          progress(at + ": torch " + fixed(r.medianMs, 2) + " ms (" +
-                   std::to_string(r.runs) + " runs)");
+        for (const TorchPeer::Impl &impl : r.impls) {
+          bool ran = impl.error.empty();
+          progress(at + ": torch " + impl.name + " " +
+                   (ran ? fixed(impl.medianMs, 2) + " ms" : impl.error));
+          peers.addRow({spec.label, std::to_string(n), impl.name,
+                        ran ? fixed(impl.medianMs, 2) : "error",
+                        ran ? ratio(impl.medianMs, ms) : "-"});
+          if (!ran)
+            notes.push_back("torch peer " + impl.name + " failed for " + at +
+                            ": " + impl.error);
+        }
         if (!r.ok)
           notes.push_back("torch peer failed for " + at + ": " + r.error);
       }
@@ -268,7 +281,7 @@ int main(int argc, char **argv) {
       rowFlops.push_back(model->flops());
       rowTorchMs.push_back(torchMs);
       main.addRow({spec.label, std::to_string(n), fixed(ms, 2),
-                   fixed(gflops, 1), "", naiveCell, torchCell,
+                   fixed(gflops, 1), "", naiveCell, torchCell, peerCell,
                    torchMs > 0 ? "" : "n/a", denseCell,
                    fixed(ms * 1e3 / double(n), 2), mib(tensors + double(extra)),
                    mib(ref)});
@@ -286,7 +299,7 @@ int main(int argc, char **argv) {
     // The time the spec's FLOPs take at the FMA peak, against PyTorch's.
     double atPeakMs = rowFlops[row] / (peak.best * 1e6);
     if (rowTorchMs[row] > 0)
-      main.setCell(row, 7, ratio(rowTorchMs[row], atPeakMs));
+      main.setCell(row, 8, ratio(rowTorchMs[row], atPeakMs));
   }
   if (o.threads > 1 && peak.best < 0.8 * o.threads * peak1.best)
     notes.push_back("the machine was busy: the FMA peak on " +
@@ -305,13 +318,15 @@ int main(int argc, char **argv) {
   std::printf("%sFMA peak (%s): %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d\n",
               bullet, fmaKernelIsa(), peak1.best, peak.best, o.threads);
   std::printf("%sBLAS: %s\n", bullet, blasDescription().c_str());
-  std::printf("%sPyTorch peer: %s\n\n", bullet,
+  std::printf("%sPyTorch peers: %s\n\n", bullet,
               torch.available()
                   ? torch.description().c_str()
                   : ("n/a (" +
                      (o.torch ? torch.why() : std::string("--no-torch")) + ")")
                         .c_str());
   std::printf("%s\n", main.render(o.markdown).c_str());
+  if (!peers.empty())
+    std::printf("%s\n", peers.render(o.markdown).c_str());
   if (!dense.empty())
     std::printf("%s\n", dense.render(o.markdown).c_str());
   std::printf(
@@ -319,7 +334,11 @@ int main(int argc, char **argv) {
       "(countFlops); %% peak: of the FMA peak on %d threads (best of the "
       "measurements at start and end).\n"
       "%svs naive / vs torch: their median time / attnc's (> 1: attnc faster); "
-      "naive runs expected to take more than %.0f s are skipped.\n"
+      "naive runs expected to take more than %.0f s are skipped; vs torch is "
+      "against the fastest PyTorch implementation of the row (torch peer; "
+      "every one's time is in the second table: spec = eager ops from the "
+      "spec, flash-pytorch = FLASH-pytorch 0.1.9's module, sdpa = "
+      "scaled_dot_product_attention, -compiled = under torch.compile).\n"
       "%storch bound: PyTorch's median time / the time the spec's FLOPs take "
       "at the FMA peak: the most `vs torch` that any implementation doing "
       "that work could reach (causal attention that skips masked blocks does "

@@ -1,16 +1,31 @@
 #!/usr/bin/env python3
-#===- bench/torch_peer.py - the PyTorch eager peer of attnc-bench ---------===#
+#===- bench/torch_peer.py - the PyTorch peers of attnc-bench --------------===#
 #
-# This file is the PyTorch eager peer that attnc-bench compares against: the
-# benchmark's layers written by hand with explicit eager ops from the spec
-# (shared/spec/flash.md §2.2, §3.2 with the padding of §3.5; MHSA as in
-# docs/dsl.md §5.3), fp32, batch 1, d = 512, e = 1024, s = 128, C = 256,
-# timed under torch.inference_mode() with torch.set_num_threads(threads).
-# It prints one JSON object with the median time. It is not a dependency of
+# This file holds the PyTorch peers that attnc-bench compares against, fp32,
+# batch 1, d = 512, e = 1024, s = 128, C = 256, timed under
+# torch.inference_mode() with torch.set_num_threads(threads):
+#
+# - `spec`: the benchmark's layers written by hand with explicit eager ops
+#   from the spec (shared/spec/flash.md §2.2, §3.2 with the padding of §3.5;
+#   MHSA as in docs/dsl.md §5.3);
+# - `spec-compiled`: the same functions under torch.compile (Inductor);
+# - `flash-pytorch`, `flash-pytorch-compiled` (FLASH and GAU rows):
+#   lucidrains' FLASH-pytorch 0.1.9 `FLASH` / `GAU` modules as its
+#   FLASHTransformer configures them (rotary on 32 features, T5 bias,
+#   LayerNorm), eager and under torch.compile; they compute what
+#   shared/spec/flash-pytorch.md says, about the same work as the spec;
+# - `sdpa`, `sdpa-compiled` (MHSA): the spec's layer with
+#   torch.nn.functional.scaled_dot_product_attention(is_causal=True).
+#
+# Each implementation the Python can run is timed (torch.compile needs torch
+# 2; FLASH-pytorch its package: bench/make-peer-venv.sh makes a venv with
+# both). It prints one JSON object: every implementation's median (or its
+# error), and at the top level the fastest one's. It is not a dependency of
 # attnc: attnc-bench runs it only when a Python with torch is found.
 #
 #   torch_peer.py --model flash_causal --n 4096 --threads 2
-#   torch_peer.py --probe        # {"torch": "<version>"} when importable
+#   torch_peer.py --model mhsa_causal --n 1024 --impls spec,sdpa
+#   torch_peer.py --probe        # {"torch": "<version>", ...} when importable
 #
 #===----------------------------------------------------------------------===#
 import argparse
@@ -22,6 +37,16 @@ import time
 
 D, E, S, CHUNK, HEADS, MAX_LEN = 512, 1024, 128, 256, 8, 512
 MODELS = ("flash_causal", "flash_noncausal", "gau_causal", "mhsa_causal")
+# The implementations of each model, in the order they are timed.
+IMPLS = {
+    "flash_causal": ("spec", "spec-compiled", "flash-pytorch",
+                     "flash-pytorch-compiled"),
+    "flash_noncausal": ("spec", "spec-compiled", "flash-pytorch",
+                        "flash-pytorch-compiled"),
+    "gau_causal": ("spec", "spec-compiled", "flash-pytorch",
+                   "flash-pytorch-compiled"),
+    "mhsa_causal": ("spec", "spec-compiled", "sdpa", "sdpa-compiled"),
+}
 
 
 def parse_args():
@@ -34,6 +59,9 @@ def parse_args():
     p.add_argument("--min-runs", type=int, default=5)
     p.add_argument("--min-seconds", type=float, default=1.0)
     p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--impls", default="",
+                   help="comma-separated implementations (default: all of "
+                        "the model's that this Python can run)")
     return p.parse_args()
 
 
@@ -129,18 +157,82 @@ def gau(torch, F, x, w, buf):
     return (u * (a @ v)) @ w["w_o"] + w["b_o"] + x
 
 
-def mhsa(torch, F, x, w, buf):
-    """Causal multi-head softmax attention with explicit softmax."""
+def mhsa(torch, F, x, w, buf, sdpa=False):
+    """Causal multi-head softmax attention: explicit softmax, or torch's
+    scaled_dot_product_attention with `sdpa`."""
     B, n, _ = x.shape
     dh = D // HEADS
     h = F.layer_norm(x, (D,), w["ln_w"], w["ln_b"], 1e-5)
     q, k, v = (h @ w["w_qkv"] + w["b_qkv"]).split([D, D, D], dim=-1)
     q, k, v = (t.reshape(B, n, HEADS, dh).transpose(1, 2) for t in (q, k, v))
-    scores = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
-    scores = scores.masked_fill(buf["future"], float("-inf"))
-    o = scores.softmax(dim=-1) @ v
+    if sdpa:
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    else:
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
+        scores = scores.masked_fill(buf["future"], float("-inf"))
+        o = scores.softmax(dim=-1) @ v
     o = o.transpose(1, 2).reshape(B, n, D)
     return o @ w["w_o"] + w["b_o"] + x
+
+
+def flash_pytorch_layer(torch, model):
+    """FLASH-pytorch's FLASH or GAU module for `model`, configured as its
+    FLASHTransformer does (shared/spec/flash-pytorch.md)."""
+    import flash_pytorch
+    torch.manual_seed(1)
+    if model == "gau_causal":
+        module = flash_pytorch.GAU(dim=D, query_key_dim=S,
+                                   expansion_factor=E / D, causal=True)
+    else:
+        from rotary_embedding_torch import RotaryEmbedding
+        module = flash_pytorch.FLASH(
+            dim=D, group_size=CHUNK, query_key_dim=S, expansion_factor=E / D,
+            causal=model == "flash_causal",
+            rotary_pos_emb=RotaryEmbedding(dim=min(32, S)))
+    return module.eval()
+
+
+def make_layer(torch, F, model, impl, x, n):
+    """A function of x computing `model` with `impl`."""
+    base = impl[:-len("-compiled")] if impl.endswith("-compiled") else impl
+    if base == "flash-pytorch":
+        layer = flash_pytorch_layer(torch, model)
+    else:
+        w = make_weights(torch, model)
+        buf = buffers(torch, model, n)
+        if model.startswith("flash"):
+            causal = model == "flash_causal"
+            layer = lambda x: flash(torch, F, x, w, causal, buf)  # noqa: E731
+        elif model == "gau_causal":
+            layer = lambda x: gau(torch, F, x, w, buf)  # noqa: E731
+        else:
+            sdpa = base == "sdpa"
+            layer = lambda x: mhsa(torch, F, x, w, buf, sdpa)  # noqa: E731
+    if impl.endswith("-compiled"):
+        layer = torch.compile(layer)
+    return layer
+
+
+def time_layer(torch, layer, x, args):
+    """Median and minimum of the timed runs (ms), their count, and the
+    last output."""
+    times = []
+    with torch.inference_mode():
+        for _ in range(args.warmup):
+            y = layer(x)
+        begin = time.perf_counter()
+        while len(times) < args.min_runs or \
+                time.perf_counter() - begin < args.min_seconds:
+            start = time.perf_counter()
+            y = layer(x)
+            times.append((time.perf_counter() - start) * 1e3)
+            if len(times) >= 1000:
+                break
+    times.sort()
+    mid = len(times) // 2
+    median = (times[mid] if len(times) % 2
+              else 0.5 * (times[mid - 1] + times[mid]))
+    return median, times[0], len(times), y
 
 
 def buffers(torch, model, n):
@@ -158,6 +250,27 @@ def buffers(torch, model, n):
             "key_mask": key_mask[None, :, None, :]}
 
 
+def available_impls(torch, model):
+    """The implementations of `model` this Python can run."""
+    impls = []
+    compiles = hasattr(torch, "compile")
+    try:
+        import flash_pytorch  # noqa: F401
+        have_flash = True
+    except Exception:  # noqa: BLE001 - not installed: no such peer
+        have_flash = False
+    for impl in IMPLS[model]:
+        if impl.endswith("-compiled") and not compiles:
+            continue
+        if impl.startswith("flash-pytorch") and not have_flash:
+            continue
+        if impl.startswith("sdpa") and not hasattr(
+                torch.nn.functional, "scaled_dot_product_attention"):
+            continue
+        impls.append(impl)
+    return impls
+
+
 def main():
     args = parse_args()
     try:
@@ -167,45 +280,49 @@ def main():
         print(json.dumps({"error": "torch is not importable: %s" % error}))
         return 2
     if args.probe:
-        print(json.dumps({"torch": torch.__version__}))
+        print(json.dumps({"torch": torch.__version__,
+                          "impls": {m: available_impls(torch, m)
+                                    for m in MODELS}}))
         return 0
     if args.model is None:
         print(json.dumps({"error": "--model is required"}))
         return 2
     torch.set_num_threads(args.threads)
-    w = make_weights(torch, args.model)
+    impls = [i for i in args.impls.split(",") if i] or \
+        available_impls(torch, args.model)
+    unknown = [i for i in impls if i not in IMPLS[args.model]]
+    if unknown:
+        print(json.dumps({"error": "unknown implementation(s) of %s: %s"
+                          % (args.model, ", ".join(unknown))}))
+        return 2
     x = torch.randn(1, args.n, D, generator=torch.Generator().manual_seed(2))
-    buf = buffers(torch, args.model, args.n)
-    if args.model.startswith("flash"):
-        causal = args.model == "flash_causal"
-        layer = lambda: flash(torch, F, x, w, causal, buf)  # noqa: E731
-    elif args.model == "gau_causal":
-        layer = lambda: gau(torch, F, x, w, buf)  # noqa: E731
-    else:
-        layer = lambda: mhsa(torch, F, x, w, buf)  # noqa: E731
-    times = []
-    with torch.inference_mode():
-        for _ in range(args.warmup):
-            y = layer()
-        begin = time.perf_counter()
-        while len(times) < args.min_runs or \
-                time.perf_counter() - begin < args.min_seconds:
-            start = time.perf_counter()
-            y = layer()
-            times.append((time.perf_counter() - start) * 1e3)
-            if len(times) >= 1000:
-                break
-    times.sort()
-    mid = len(times) // 2
-    median = (times[mid] if len(times) % 2
-              else 0.5 * (times[mid - 1] + times[mid]))
-    print(json.dumps({
-        "model": args.model, "n": args.n, "threads": args.threads,
-        "torch": torch.__version__, "median_ms": median, "min_ms": times[0],
-        "runs": len(times), "checksum": float(y.double().sum()),
-        "peak_rss_mib":
-            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }))
+    peers, best = [], None
+    for impl in impls:
+        try:
+            layer = make_layer(torch, F, args.model, impl, x, args.n)
+            median, low, runs, y = time_layer(torch, layer, x, args)
+        except Exception as error:  # noqa: BLE001 - report, time the others
+            peers.append({"impl": impl, "error": "%s: %s" % (
+                type(error).__name__, str(error).splitlines()[0][:200]
+                if str(error) else "")})
+            continue
+        peer = {"impl": impl, "median_ms": median, "min_ms": low,
+                "runs": runs, "checksum": float(y.double().sum())}
+        peers.append(peer)
+        if best is None or median < best["median_ms"]:
+            best = peer
+    result = {"model": args.model, "n": args.n, "threads": args.threads,
+              "torch": torch.__version__, "peers": peers,
+              "peak_rss_mib":
+                  resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if best is None:
+        result["error"] = "no implementation ran: " + "; ".join(
+            "%s: %s" % (p["impl"], p["error"]) for p in peers)
+        print(json.dumps(result))
+        return 1
+    result.update(impl=best["impl"], median_ms=best["median_ms"],
+                  min_ms=best["min_ms"], runs=best["runs"])
+    print(json.dumps(result))
     return 0
 
 
