@@ -93,12 +93,15 @@ public:
 
   /// Checks, before anything is allocated, that a run with these shapes
   /// (MLIR order, one per input and output) fits: every buffer the pipeline
-  /// stores within Halide's one-buffer limit, and the run within the
+  /// stores within the one-buffer limit of the target it was compiled for
+  /// (maxBufferBytes: 2 GiB without large_buffers), and the run within the
   /// machine's memory. ATTN_ERROR_OUT_OF_MEMORY with a message naming the
   /// buffer and its bytes otherwise.
   runtime::Result
   checkResources(const std::vector<std::vector<int64_t>> &inputShapes,
                  const std::vector<std::vector<int64_t>> &outputShapes) const;
+  /// The one-buffer limit checkResources applies (after compileJit).
+  int64_t maxBufferBytes() const;
 
   /// Runs the JIT-compiled pipeline. Buffers are in the order of inputs(),
   /// weights() and outputs(), in Halide order (innermost dim first), and

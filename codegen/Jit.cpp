@@ -7,7 +7,9 @@
 #include "codegen/Jit.h"
 #include "codegen/Resources.h"
 
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <random>
 
 namespace attnc::codegen {
@@ -195,7 +197,8 @@ TensorMap randomWeights(const std::vector<TensorInfo> &weights, uint64_t seed) {
 
 runtime::Result inputShapes(const std::vector<TensorInfo> &inputs,
                             const std::map<std::string, int64_t> &dims,
-                            std::vector<std::vector<int64_t>> &shapes) {
+                            std::vector<std::vector<int64_t>> &shapes,
+                            int64_t maxBytes) {
   using runtime::Result;
   shapes.clear();
   for (const TensorInfo &info : inputs) {
@@ -218,12 +221,19 @@ runtime::Result inputShapes(const std::vector<TensorInfo> &inputs,
                                  std::to_string(it->second));
       shape.push_back(it->second);
     }
-    Result fits = checkBufferSize("input '" + info.name + "'", shape);
+    Result fits =
+        checkBufferSize("input '" + info.name + "'", shape, maxBytes);
     if (!fits.ok())
       return fits;
     shapes.push_back(shape);
   }
-  return Result::success();
+  // Each input fits one buffer (so no sum overflows); together they must
+  // fit the machine before anything is allocated for them.
+  int64_t bytes = 0;
+  for (const std::vector<int64_t> &shape : shapes) // saturating
+    bytes = std::min(f32Bytes(shape),
+                     std::numeric_limits<int64_t>::max() - bytes) + bytes;
+  return checkFitsMemory("the inputs need", bytes);
 }
 
 } // namespace attnc::codegen

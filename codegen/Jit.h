@@ -12,6 +12,7 @@
 #define ATTNC_CODEGEN_JIT_H
 
 #include "codegen/Codegen.h"
+#include "codegen/Resources.h"
 #include "runtime/Tensor.h"
 
 #include <map>
@@ -76,10 +77,11 @@ HostTensor randomTensor(const std::vector<int64_t> &shape, uint64_t seed,
 /// Shapes of the inputs with runtime dims bound from `dims` (`n` -> 1024);
 /// ATTN_ERROR_ARGUMENT when a runtime dim is missing from `dims` or below
 /// 1, ATTN_ERROR_OUT_OF_MEMORY when an input would exceed the limits of one
-/// buffer (Resources.h).
+/// buffer (Resources.h; `maxBytes`: ModelPipeline::maxBufferBytes).
 runtime::Result inputShapes(const std::vector<TensorInfo> &inputs,
                             const std::map<std::string, int64_t> &dims,
-                            std::vector<std::vector<int64_t>> &shapes);
+                            std::vector<std::vector<int64_t>> &shapes,
+                            int64_t maxBytes = kMaxBufferBytes);
 
 } // namespace attnc::codegen
 

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -649,6 +650,47 @@ static std::string locationText(mlir::Location loc) {
 }
 
 void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
+  // Top-level op indices; a kernel's members take their kernel's.
+  mlir::Block &body = func.getBody().front();
+  llvm::DenseMap<mlir::Operation *, size_t> position;
+  size_t end = 0;
+  for (mlir::Operation &op : body)
+    position[&op] = end++;
+  auto topLevel = [&](mlir::Operation *op) {
+    while (op->getBlock() != &body)
+      op = op->getParentOp();
+    return position.lookup(op);
+  };
+  // The last top-level op that reads `value`, following the values that
+  // read it without being stored (views, inlined ops, a kernel's results)
+  // or that are the same stage (an epilogue applied in a product's output
+  // stage is an alias of the product).
+  std::function<size_t(mlir::Value)> lastRead = [&](mlir::Value value) {
+    auto self = values.find(value);
+    std::string name =
+        self != values.end() ? self->second.func.name() : std::string();
+    mlir::Operation *producer = value.getDefiningOp();
+    size_t last = producer ? topLevel(producer) : 0;
+    for (mlir::OpOperand &use : value.getUses()) {
+      mlir::Operation *user = use.getOwner();
+      if (mlir::isa<mlir::func::ReturnOp>(user))
+        return end; // the copy-out stages run last
+      if (auto yield = mlir::dyn_cast<mlir::attn::KernelYieldOp>(user)) {
+        mlir::Value result =
+            yield->getParentOp()->getResult(use.getOperandNumber());
+        last = std::max(last, lastRead(result));
+        continue;
+      }
+      last = std::max(last, topLevel(user));
+      for (mlir::Value read : user->getResults()) {
+        auto it = values.find(read);
+        if (it != values.end() &&
+            (!it->second.materialized || it->second.func.name() == name))
+          last = std::max(last, lastRead(read));
+      }
+    }
+    return last;
+  };
   std::set<std::string> seen;
   func.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
     if (mlir::isa<mlir::attn::WeightOp, mlir::attn::KernelOp>(op))
@@ -661,7 +703,7 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
       stored.push_back({it->second.func.name(),
                         "'" + op->getName().getStringRef().str() + "' at " +
                             locationText(op->getLoc()),
-                        it->second.extents});
+                        it->second.extents, topLevel(op), lastRead(result)});
     }
   });
 }

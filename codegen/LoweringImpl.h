@@ -79,6 +79,10 @@ struct StoredBuffer {
   std::string name;                  ///< The Halide Func's name.
   std::string origin;                ///< `'attn.dense' at model.attn:12:7`.
   std::vector<Halide::Expr> extents; ///< MLIR order, as HTensor::extents.
+  /// Its lifetime in the function's top-level ops (an attn.kernel counts as
+  /// one): the op that stores it and the last that reads it, through views
+  /// and inlined ops (a result read by the copy-out stage lives to the end).
+  size_t first = 0, last = 0;
 };
 
 /// Lowers the ops of one function, in order.

@@ -58,6 +58,8 @@ struct ModelPipeline::Impl {
   std::unique_ptr<NativeKernel> native; ///< When loaded from a shared object.
   std::unique_ptr<Program> program; ///< Or the program of its calls.
   bool compiled = false;
+  /// The one-buffer limit of the compiled target (maxBufferBytes).
+  int64_t maxBufferBytes = kMaxBufferBytes;
 
   runtime::Result runProgram(const std::vector<Buffer<float>> &inputs,
                              const std::vector<Buffer<float>> &weights,
@@ -190,6 +192,7 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
                                KernelCompileStats &stats) {
   if (impl->compiled)
     return;
+  impl->maxBufferBytes = codegen::maxBufferBytes(target);
   struct Unit {
     Pipeline *pipeline;
     const Lowering *lowering;
@@ -426,13 +429,15 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
   return runtime::Result::success();
 }
 
+int64_t ModelPipeline::maxBufferBytes() const { return impl->maxBufferBytes; }
+
 runtime::Result ModelPipeline::checkResources(
     const std::vector<std::vector<int64_t>> &inputShapes,
     const std::vector<std::vector<int64_t>> &outputShapes) const {
   int64_t ioBytes = 0;
   runtime::Result fits;
   auto add = [&](const std::string &what, const std::vector<int64_t> &shape) {
-    fits = checkBufferSize(what, shape);
+    fits = checkBufferSize(what, shape, impl->maxBufferBytes);
     if (fits.ok())
       ioBytes += f32Bytes(shape); // each < 2^31, and at most a few thousand
     return fits.ok();
@@ -450,7 +455,7 @@ runtime::Result ModelPipeline::checkResources(
     return impl->checkProgram(inputShapes, outputShapes, ioBytes);
   const Lowering &lowering = impl->lowering;
   return checkStoredBuffers(lowering.stored, lowering.inputParams, inputShapes,
-                            ioBytes);
+                            ioBytes, impl->maxBufferBytes);
 }
 
 runtime::Result ModelPipeline::Impl::checkProgram(
@@ -476,7 +481,7 @@ runtime::Result ModelPipeline::Impl::checkProgram(
       std::vector<int64_t> shape =
           Program::resultShape(step.resultShapes[r], argShapes);
       runtime::Result fits = checkBufferSize(
-          "the result of '" + step.label + "'", shape);
+          "the result of '" + step.label + "'", shape, maxBufferBytes);
       if (!fits.ok())
         return fits;
       tempShapes[step.results[r].index] = shape;
@@ -486,8 +491,9 @@ runtime::Result ModelPipeline::Impl::checkProgram(
         liveBytes += f32Bytes(shape);
     }
     const Lowering &lowering = step.kernel->lowering;
-    runtime::Result fits = checkStoredBuffers(
-        lowering.stored, lowering.inputParams, argShapes, ioBytes + liveBytes);
+    runtime::Result fits =
+        checkStoredBuffers(lowering.stored, lowering.inputParams, argShapes,
+                           ioBytes + liveBytes, maxBufferBytes);
     if (!fits.ok())
       return fits;
     for (size_t t = 0; t < program->temps; ++t)

@@ -7,7 +7,10 @@
 #include "codegen/LoweringImpl.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <unistd.h>
 
@@ -27,6 +30,40 @@ int64_t physicalMemoryBytes() {
   return int64_t(pages) * int64_t(pageSize);
 }
 
+runtime::Result checkFitsMemory(const std::string &needs, int64_t bytes,
+                                const std::string &detail) {
+  int64_t budget = physicalMemoryBytes();
+  std::string name = "this machine's memory";
+  if (const char *limit = std::getenv("ATTNC_MEMORY_LIMIT")) {
+    std::string text = limit;
+    size_t digits = 0;
+    while (digits < text.size() && std::isdigit((unsigned char)text[digits]))
+      ++digits;
+    std::string suffix = text.substr(digits);
+    int shift = suffix.empty()                      ? 0
+                : suffix == "K" || suffix == "k"    ? 10
+                : suffix == "M" || suffix == "m"    ? 20
+                : suffix == "G" || suffix == "g"    ? 30
+                                                    : -1;
+    if (digits == 0 || digits > 12 || shift < 0)
+      return runtime::Result::error(
+          ATTN_ERROR_ARGUMENT,
+          "ATTNC_MEMORY_LIMIT='" + text +
+              "' is not a size (bytes, or a number with K, M or G: 512M)");
+    int64_t value = std::stoll(text.substr(0, digits)) << shift;
+    if (budget <= 0 || value < budget) {
+      budget = value;
+      name = "ATTNC_MEMORY_LIMIT";
+    }
+  }
+  if (budget > 0 && bytes > budget)
+    return runtime::Result::error(ATTN_ERROR_OUT_OF_MEMORY,
+                                  needs + " " + formatBytes(bytes) + detail +
+                                      ", more than " + name + ", " +
+                                      formatBytes(budget));
+  return runtime::Result::success();
+}
+
 static std::string shapeText(const std::vector<int64_t> &shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -35,7 +72,8 @@ static std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 runtime::Result checkBufferSize(const std::string &what,
-                                const std::vector<int64_t> &shape) {
+                                const std::vector<int64_t> &shape,
+                                int64_t maxBytes) {
   auto tooLarge = [&](const std::string &why,
                       attn_status status = ATTN_ERROR_OUT_OF_MEMORY) {
     return runtime::Result::error(status, what + " " + shapeText(shape) + why);
@@ -49,12 +87,19 @@ runtime::Result checkBufferSize(const std::string &what,
   if (bytes < 0)
     return tooLarge(" has more elements than a 64-bit count holds",
                     ATTN_ERROR_SHAPE); // as attn_tensor_check says
-  if (bytes > kMaxBufferBytes)
+  if (bytes > maxBytes)
     return tooLarge(" needs " + formatBytes(bytes) +
-                    "; one buffer is limited to " +
-                    std::to_string(kMaxBufferBytes) +
-                    " bytes (Halide 14 without large buffers)");
+                    "; one buffer is limited to " + std::to_string(maxBytes) +
+                    " bytes (Halide 14 without large buffers: a target with "
+                    "the large_buffers feature, e.g. --target "
+                    "host-large_buffers, lifts the limit)");
   return runtime::Result::success();
+}
+
+int64_t maxBufferBytes(const Halide::Target &target) {
+  return target.has_feature(Halide::Target::LargeBuffers)
+             ? std::numeric_limits<int64_t>::max()
+             : kMaxBufferBytes;
 }
 
 runtime::Result parseDimSize(const std::string &spec, const std::string &text,
@@ -87,7 +132,7 @@ runtime::Result
 checkStoredBuffers(const std::vector<StoredBuffer> &stored,
                    const std::vector<Halide::ImageParam> &inputParams,
                    const std::vector<std::vector<int64_t>> &inputShapes,
-                   int64_t ioBytes) {
+                   int64_t ioBytes, int64_t maxBytes) {
   std::map<std::string, Halide::Expr> bound;
   for (size_t i = 0; i < inputParams.size() && i < inputShapes.size(); ++i) {
     const std::vector<int64_t> &shape = inputShapes[i];
@@ -95,7 +140,13 @@ checkStoredBuffers(const std::vector<StoredBuffer> &stored,
       bound[inputParams[i].name() + ".extent." + std::to_string(d)] =
           Halide::Expr(int32_t(shape[shape.size() - 1 - d]));
   }
-  int64_t largest = 0;
+  // Bytes of the buffers alive at each top-level op (StoredBuffer::first
+  // .. last); each buffer is below maxBytes, so with saturating sums
+  // nothing overflows.
+  std::map<size_t, int64_t> change; // op index -> bytes allocated there
+  auto add = [](int64_t a, int64_t b) {
+    return b > 0 && a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+  };
   for (const StoredBuffer &buffer : stored) {
     std::vector<int64_t> shape;
     bool known = true;
@@ -107,20 +158,27 @@ checkStoredBuffers(const std::vector<StoredBuffer> &stored,
       continue; // checked by Halide when it allocates
     runtime::Result fits = checkBufferSize(
         "buffer '" + buffer.name + "' (the result of " + buffer.origin + ")",
-        shape);
+        shape, maxBytes);
     if (!fits.ok())
       return fits;
-    largest = std::max(largest, f32Bytes(shape));
+    change[buffer.first] = add(change[buffer.first], f32Bytes(shape));
+    change[buffer.last + 1] -= f32Bytes(shape);
   }
-  int64_t memory = physicalMemoryBytes();
-  if (memory > 0 && ioBytes + largest > memory)
-    return runtime::Result::error(
-        ATTN_ERROR_OUT_OF_MEMORY,
-        "the run needs at least " + formatBytes(ioBytes + largest) +
-            " (inputs, weights and outputs: " + formatBytes(ioBytes) +
-            "; largest stored buffer: " + formatBytes(largest) +
-            "), more than this machine's memory, " + formatBytes(memory));
-  return runtime::Result::success();
+  int64_t live = 0, peak = 0;
+  for (const auto &[op, bytes] : change) {
+    live = bytes > 0 ? add(live, bytes) : live + bytes;
+    peak = std::max(peak, live);
+  }
+  // The stages an op's lowering adds (transposed keys, operand panels,
+  // tables) come on top: measured within 10% of the op results (FLASH,
+  // GAU, MHSA against the buffer pool's peak; docs/performance.md).
+  return checkFitsMemory("the run needs about",
+                         add(ioBytes, add(peak, peak / 10)),
+                         " (inputs, weights and outputs: " +
+                             formatBytes(ioBytes) +
+                             "; the op results stored at once: " +
+                             formatBytes(peak) +
+                             ", and 10% for the stages beside them)");
 }
 
 } // namespace attnc::codegen

@@ -37,12 +37,28 @@ std::string formatBytes(int64_t bytes);
 /// The machine's physical memory in bytes (0 when unknown).
 int64_t physicalMemoryBytes();
 
-/// Checks one buffer of `shape` against kMaxExtent and kMaxBufferBytes;
-/// ATTN_ERROR_OUT_OF_MEMORY with a message naming `what` (e.g. "input 'x'")
-/// and the bytes otherwise (ATTN_ERROR_SHAPE when its element count
-/// overflows 64 bits, as attn_tensor_check says).
+/// Checks that `bytes` fit the memory a run may use: the machine's
+/// physical memory, or the environment's ATTNC_MEMORY_LIMIT when it is
+/// smaller (bytes, or a number with K, M or G: `512M`, `8G`). `needs` says
+/// what: "the inputs need". ATTN_ERROR_OUT_OF_MEMORY `<needs> <bytes><detail>,
+/// more than this machine's memory, <bytes>` (or `... more than
+/// ATTNC_MEMORY_LIMIT, ...`) otherwise; ATTN_ERROR_ARGUMENT when
+/// ATTNC_MEMORY_LIMIT is set but not such a size.
+runtime::Result checkFitsMemory(const std::string &needs, int64_t bytes,
+                                const std::string &detail = "");
+
+/// The most bytes one buffer of a pipeline compiled for `target` may hold:
+/// kMaxBufferBytes, or with Halide's large_buffers feature (64-bit buffer
+/// indexing) as many as a 64-bit count holds.
+int64_t maxBufferBytes(const Halide::Target &target);
+
+/// Checks one buffer of `shape` against kMaxExtent and `maxBytes` (see
+/// maxBufferBytes); ATTN_ERROR_OUT_OF_MEMORY with a message naming `what`
+/// (e.g. "input 'x'") and the bytes otherwise (ATTN_ERROR_SHAPE when its
+/// element count overflows 64 bits, as attn_tensor_check says).
 runtime::Result checkBufferSize(const std::string &what,
-                                const std::vector<int64_t> &shape);
+                                const std::vector<int64_t> &shape,
+                                int64_t maxBytes = kMaxBufferBytes);
 
 /// Parses a runtime dim's size given on the command line (`--dim n=SIZE`):
 /// decimal digits only, 1 <= size <= kMaxExtent. ATTN_ERROR_ARGUMENT with a
@@ -54,15 +70,17 @@ struct StoredBuffer;
 
 /// Checks the buffers a run allocates, before any is allocated: each stored
 /// buffer (its extents evaluated with the inputs' extents `inputShapes`,
-/// MLIR order, bound to `inputParams`) within the one-buffer limit, and
-/// `ioBytes` (inputs, weights and outputs) plus the largest stored buffer
-/// within the machine's physical memory. ATTN_ERROR_OUT_OF_MEMORY with a
-/// message naming the buffer, the op it holds and the bytes otherwise.
+/// MLIR order, bound to `inputParams`) within the one-buffer limit
+/// `maxBytes`, and `ioBytes` (inputs, weights and outputs) plus the stored
+/// buffers alive at once (StoredBuffer::first .. last), and 10% of those
+/// for the stages beside them, within the machine's physical memory (other
+/// processes' use is not counted). ATTN_ERROR_OUT_OF_MEMORY with a message
+/// naming the buffer, the op it holds and the bytes otherwise.
 runtime::Result
 checkStoredBuffers(const std::vector<StoredBuffer> &stored,
                    const std::vector<Halide::ImageParam> &inputParams,
                    const std::vector<std::vector<int64_t>> &inputShapes,
-                   int64_t ioBytes);
+                   int64_t ioBytes, int64_t maxBytes = kMaxBufferBytes);
 
 } // namespace attnc::codegen
 

@@ -77,13 +77,9 @@ Result loadWeights(const RunOptions &options,
         return fits;
       total += codegen::f32Bytes(info.shape);
     }
-    int64_t memory = codegen::physicalMemoryBytes();
-    if (memory > 0 && total > memory)
-      return Result::error(ATTN_ERROR_OUT_OF_MEMORY,
-                           "the model's weights need " +
-                               codegen::formatBytes(total) +
-                               ", more than this machine's memory, " +
-                               codegen::formatBytes(memory));
+    Result fits = codegen::checkFitsMemory("the model's weights need", total);
+    if (!fits.ok())
+      return fits;
     weights = codegen::randomWeights(model.weights(),
                                      uint64_t(options.randomWeights));
     return Result::success();
@@ -155,7 +151,8 @@ Result loadInputs(const RunOptions &options,
   if (options.randomInputs < 0)
     return Result::success();
   std::vector<std::vector<int64_t>> shapes;
-  Result bound = codegen::inputShapes(model.inputs(), dims, shapes);
+  Result bound = codegen::inputShapes(model.inputs(), dims, shapes,
+                                      model.maxBufferBytes());
   if (!bound.ok())
     return bound;
   for (size_t i = 0; i < shapes.size(); ++i) {
