@@ -7,9 +7,7 @@
 #include "codegen/Jit.h"
 #include "codegen/Resources.h"
 
-#include <algorithm>
 #include <functional>
-#include <limits>
 #include <random>
 
 namespace attnc::codegen {
@@ -230,9 +228,8 @@ runtime::Result inputShapes(const std::vector<TensorInfo> &inputs,
   // Each input fits one buffer (so no sum overflows); together they must
   // fit the machine before anything is allocated for them.
   int64_t bytes = 0;
-  for (const std::vector<int64_t> &shape : shapes) // saturating
-    bytes = std::min(f32Bytes(shape),
-                     std::numeric_limits<int64_t>::max() - bytes) + bytes;
+  for (const std::vector<int64_t> &shape : shapes)
+    bytes = saturatingAdd(bytes, f32Bytes(shape));
   return checkFitsMemory("the inputs need", bytes);
 }
 

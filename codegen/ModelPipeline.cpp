@@ -439,7 +439,7 @@ runtime::Result ModelPipeline::checkResources(
   auto add = [&](const std::string &what, const std::vector<int64_t> &shape) {
     fits = checkBufferSize(what, shape, impl->maxBufferBytes);
     if (fits.ok())
-      ioBytes += f32Bytes(shape); // each < 2^31, and at most a few thousand
+      ioBytes = saturatingAdd(ioBytes, f32Bytes(shape));
     return fits.ok();
   };
   for (size_t i = 0; i < inputShapes.size(); ++i)
@@ -488,12 +488,12 @@ runtime::Result ModelPipeline::Impl::checkProgram(
       if (const Slot *source = inPlaceSource(step, r, argShapes, shape))
         handedOn[source->index] = true;
       else
-        liveBytes += f32Bytes(shape);
+        liveBytes = saturatingAdd(liveBytes, f32Bytes(shape));
     }
     const Lowering &lowering = step.kernel->lowering;
     runtime::Result fits =
         checkStoredBuffers(lowering.stored, lowering.inputParams, argShapes,
-                           ioBytes + liveBytes, maxBufferBytes);
+                           saturatingAdd(ioBytes, liveBytes), maxBufferBytes);
     if (!fits.ok())
       return fits;
     for (size_t t = 0; t < program->temps; ++t)

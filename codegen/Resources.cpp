@@ -96,6 +96,12 @@ runtime::Result checkBufferSize(const std::string &what,
   return runtime::Result::success();
 }
 
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b)
+    return std::numeric_limits<int64_t>::max();
+  return a + b;
+}
+
 int64_t maxBufferBytes(const Halide::Target &target) {
   return target.has_feature(Halide::Target::LargeBuffers)
              ? std::numeric_limits<int64_t>::max()
@@ -144,9 +150,6 @@ checkStoredBuffers(const std::vector<StoredBuffer> &stored,
   // .. last); each buffer is below maxBytes, so with saturating sums
   // nothing overflows.
   std::map<size_t, int64_t> change; // op index -> bytes allocated there
-  auto add = [](int64_t a, int64_t b) {
-    return b > 0 && a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
-  };
   for (const StoredBuffer &buffer : stored) {
     std::vector<int64_t> shape;
     bool known = true;
@@ -161,19 +164,19 @@ checkStoredBuffers(const std::vector<StoredBuffer> &stored,
         shape, maxBytes);
     if (!fits.ok())
       return fits;
-    change[buffer.first] = add(change[buffer.first], f32Bytes(shape));
+    change[buffer.first] = saturatingAdd(change[buffer.first], f32Bytes(shape));
     change[buffer.last + 1] -= f32Bytes(shape);
   }
   int64_t live = 0, peak = 0;
   for (const auto &[op, bytes] : change) {
-    live = bytes > 0 ? add(live, bytes) : live + bytes;
+    live = saturatingAdd(live, bytes);
     peak = std::max(peak, live);
   }
   // The stages an op's lowering adds (transposed keys, operand panels,
   // tables) come on top: measured within 10% of the op results (FLASH,
   // GAU, MHSA against the buffer pool's peak; docs/performance.md).
   return checkFitsMemory("the run needs about",
-                         add(ioBytes, add(peak, peak / 10)),
+                         saturatingAdd(ioBytes, saturatingAdd(peak, peak / 10)),
                          " (inputs, weights and outputs: " +
                              formatBytes(ioBytes) +
                              "; the op results stored at once: " +

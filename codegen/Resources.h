@@ -31,6 +31,10 @@ constexpr int64_t kMaxBufferBytes = 2147483647;
 /// Bytes of an f32 tensor (runtime/Tensor.h); -1 on overflow.
 using runtime::f32Bytes;
 
+/// a + b for byte counts (b may be negative), held at INT64_MAX instead of
+/// overflowing: with large buffers one buffer may hold nearly 2^63 bytes.
+int64_t saturatingAdd(int64_t a, int64_t b);
+
 /// `2281718784 bytes (2.12 GiB)`.
 std::string formatBytes(int64_t bytes);
 
