@@ -12,7 +12,7 @@ packages=(
   build-essential cmake ninja-build git python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libhalide14-0-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libmimalloc-dev
   clang-19 libclang-rt-19-dev libfuzzer-19-dev nlohmann-json3-dev libsqlite3-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )

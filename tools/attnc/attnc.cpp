@@ -24,6 +24,10 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#ifdef ATTNC_WITH_MIMALLOC
+#include <mimalloc.h>
+#endif
+
 using namespace attnc;
 namespace cl = llvm::cl;
 
@@ -302,7 +306,14 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(attncOptions);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "attnc " << attnc::tune::attncVersion() << " (LLVM "
-       << LLVM_VERSION_STRING << ")\n";
+       << LLVM_VERSION_STRING;
+#ifdef ATTNC_WITH_MIMALLOC
+    // The allocator compile times depend on (tools/attnc/CMakeLists.txt).
+    int version = mi_version();
+    os << ", mimalloc " << version / 100 << "." << version / 10 % 10 << "."
+       << version % 10;
+#endif
+    os << ")\n";
   });
   cl::ParseCommandLineOptions(argc, argv,
                               "attnc: a compiler for attention layers\n");
