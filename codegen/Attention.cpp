@@ -457,7 +457,7 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
   LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
   // CPU: scores and row statistics live for one query row at a time
   // (`rows`), or whole score matrices are computed first (`materialized`).
-  if (lowering.rowScratch() && out.materialized)
+  if (lowering.rowScratch() && out.materialized && !lowering.autoscheduled())
     for (Func &f : rowFuncs) {
       if (attr.getStrategy() == attn::Strategy::materialized)
         f.compute_root();

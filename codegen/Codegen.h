@@ -19,6 +19,7 @@
 
 #include <Halide.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,17 @@ struct CodegenOptions {
   /// parallel, threads serially, shared stages in host memory), to check
   /// what they compute on a machine without a GPU (see GpuLoops.h).
   bool gpuOnHost = false;
+  /// Halide's autoscheduler to schedule the pipeline with (Autoschedule.h:
+  /// "Mullapudi2016", "Li2018" or "Adams2019"), or "" for attn-tile's
+  /// schedules. With one, codegen applies no schedule of its own (the IR's
+  /// strategy should be naive: the plain algorithm) and the autoscheduler
+  /// schedules every Func for the sizes below.
+  std::string autoscheduler;
+  /// With `autoscheduler`: the runtime dims' values it schedules for, the
+  /// target and the threads it may use.
+  std::map<std::string, int64_t> estimates;
+  Halide::Target autoscheduleTarget;
+  int autoscheduleThreads = 1;
 };
 
 struct Program;

@@ -94,7 +94,7 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
   Expr value = op.getNormalize() ? num / den : num;
   define(out.func, oVars, scale * value);
   LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
-  if (lowering.rowScratch() && out.materialized)
+  if (lowering.rowScratch() && out.materialized && !lowering.autoscheduled())
     for (Func &f : rowFuncs)
       f.compute_at(row);
   lowering.set(op, out);

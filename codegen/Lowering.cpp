@@ -152,6 +152,8 @@ LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
   if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined)
     return LoopLevel::inlined(); // computed inside its kernel's anchor
   tensor.materialized = true;
+  if (autoscheduled())
+    return LoopLevel::inlined(); // the autoscheduler's to place
   if (vars.empty()) { // a scalar: no loops to schedule
     tensor.func.compute_root();
     return LoopLevel::root();
@@ -253,7 +255,7 @@ void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow,
 
 bool Lowering::vectorRowSums() const {
   mlir::attn::ScheduleAttr attr = internalSchedule();
-  return rowScratch() && attr &&
+  return rowScratch() && attr && !autoscheduled() &&
          attr.getStrategy() != mlir::attn::Strategy::naive &&
          attr.getVector() > 1;
 }
@@ -278,6 +280,8 @@ void Lowering::addScanUpdate(Func func, Var col, Var row,
 void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
                                 const std::vector<Var> &vars, bool perRow,
                                 TailStrategy tail) {
+  if (autoscheduled())
+    return;
   func.compute_root();
   if (vars.empty() || attr.getStrategy() == mlir::attn::Strategy::naive)
     return;
@@ -326,7 +330,7 @@ void Lowering::scheduleRowSum(mlir::attn::ScheduleAttr attr, Func total,
 void Lowering::scheduleScan(mlir::attn::ScheduleAttr attr, Func func,
                             const Var &col, const Var &row,
                             const std::vector<VarOrRVar> &order) {
-  if (attr.getStrategy() == mlir::attn::Strategy::naive)
+  if (attr.getStrategy() == mlir::attn::Strategy::naive || autoscheduled())
     return;
   Stage stage = func.update();
   if (attr.isOnGpu()) {

@@ -202,6 +202,12 @@ public:
   /// consumer (CPU); on GPU they are inlined instead.
   bool rowScratch() const { return !options.gpu; }
 
+  /// Whether one of Halide's autoschedulers schedules the pipeline
+  /// (CodegenOptions::autoscheduler): every schedule step of codegen's own
+  /// (compute levels, loops, memoization) is then skipped, as those
+  /// autoschedulers ask of the pipelines they are given.
+  bool autoscheduled() const { return !options.autoscheduler.empty(); }
+
 private:
   mlir::LogicalResult lowerOp(mlir::Operation *op);
   /// Dispatches `op` to its family's lowering (one TypeSwitch).

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Aot.h"
+#include "codegen/Autoschedule.h"
 #include "codegen/BufferPool.h"
 #include "codegen/LoweringImpl.h"
 #include "codegen/Program.h"
@@ -42,6 +43,15 @@ std::string kernelSource(mlir::func::FuncOp func,
   func->print(os, mlir::OpPrintingFlags().useLocalScope());
   os << "\ncodegen: gpu=" << options.gpu << " gpuOnHost=" << options.gpuOnHost
      << "\n";
+  if (!options.autoscheduler.empty()) {
+    // Its schedule depends on the estimates, the threads and the target.
+    os << "autoscheduler: " << options.autoscheduler
+       << " threads=" << options.autoscheduleThreads
+       << " target=" << options.autoscheduleTarget.to_string();
+    for (const auto &[dim, value] : options.estimates)
+      os << " " << dim << "=" << value;
+    os << "\n";
+  }
   return os.str();
 }
 
@@ -92,6 +102,13 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
     if (mlir::failed(impl.lowering.lowerFunction(model)))
       return nullptr;
     impl.pipeline = Pipeline(impl.lowering.outputFuncs);
+    if (!impl.options.autoscheduler.empty())
+      if (std::string error = autoschedule(impl.lowering, impl.pipeline,
+                                           impl.options);
+          !error.empty()) {
+        model.emitError() << error;
+        return nullptr;
+      }
     impl.source = kernelSource(model, impl.options);
   } catch (const Halide::Error &error) {
     model.emitError() << "internal error in code generation: " << error.what();

@@ -94,7 +94,8 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   Var i("i"), p("p");
   Func invFreq("rope_inv_freq");
   invFreq(i) = pow(Expr(base), -cast<double>(i) / Expr(double(half)));
-  invFreq.compute_root();
+  if (!autoscheduled())
+    invFreq.compute_root();
   Expr theta = cast<double>(p) * invFreq(i);
   const double twoPi = 2.0 * M_PI;
   Expr reduced = cast<float>(theta - Expr(twoPi) * floor(theta / Expr(twoPi)));
@@ -107,7 +108,7 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   for (char &c : suffix)
     if (!std::isalnum(static_cast<unsigned char>(c)))
       c = '_';
-  bool memoized = !options.gpu;
+  bool memoized = !options.gpu && !autoscheduled();
   Func cosTable(memoized ? "rope_cos" + suffix : "rope_cos"),
       sinTable(memoized ? "rope_sin" + suffix : "rope_sin");
   cosTable(i, p) = cos(reduced);

@@ -9,12 +9,14 @@
 #include "codegen/Program.h"
 
 #include "codegen/Aot.h"
+#include "codegen/Autoschedule.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace attnc::codegen {
@@ -174,7 +176,47 @@ std::unique_ptr<Program> Program::build(mlir::func::FuncOp model,
     program->steps.push_back(std::move(step));
   }
   program->chooseInPlaceResults();
+  if (!options.autoscheduler.empty())
+    if (std::string error = program->autoschedule(options); !error.empty()) {
+      model.emitError() << error;
+      return nullptr;
+    }
   return program;
+}
+
+std::string Program::autoschedule(const CodegenOptions &options) {
+  // The shape of every slot at the estimated dims, step by step, as a run
+  // sizes them; each kernel is scheduled for the shapes of its first call.
+  std::vector<std::vector<int64_t>> inputShapes(inputs.size()),
+      weightShapes, outputShapes(outputs.size()), tempShapes(temps);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (std::string error =
+            concreteShape(inputs[i], options.estimates, inputShapes[i]);
+        !error.empty())
+      return error;
+  for (const TensorInfo &weight : weights)
+    weightShapes.push_back(weight.shape);
+  std::set<const ProgramKernel *> scheduled;
+  for (const Step &step : steps) {
+    std::vector<std::vector<int64_t>> args, results;
+    for (const Slot &slot : step.args)
+      args.push_back(
+          slot.in(inputShapes, weightShapes, outputShapes, tempShapes));
+    for (size_t i = 0; i < step.results.size(); ++i) {
+      results.push_back(resultShape(step.resultShapes[i], args));
+      const Slot &slot = step.results[i];
+      (slot.kind == Slot::Output ? outputShapes : tempShapes)[slot.index] =
+          results.back();
+    }
+    ProgramKernel &kernel = *step.kernel;
+    if (!scheduled.insert(&kernel).second)
+      continue;
+    if (std::string error = codegen::autoschedule(
+            kernel.lowering, kernel.pipeline, options, args, results);
+        !error.empty())
+      return step.label + ": " + error;
+  }
+  return "";
 }
 
 void Program::chooseInPlaceResults() {

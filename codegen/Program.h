@@ -102,6 +102,10 @@ struct Program {
   /// Sets each step's inPlaceArg (after every step's last reader is known).
   void chooseInPlaceResults();
 
+  /// Schedules each kernel with options.autoscheduler (Autoschedule.h) for
+  /// the shapes of its first call at the estimated dims. "" or why not.
+  std::string autoschedule(const CodegenOptions &options);
+
   /// The shape (MLIR order) of a step's result, given its arguments'.
   static std::vector<int64_t>
   resultShape(const std::vector<AxisSize> &sizes,

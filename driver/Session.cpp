@@ -105,6 +105,10 @@ codegen::CodegenOptions Session::codegenOptions() const {
   codegen::CodegenOptions options;
   options.gpu = targetModel.isGpu();
   options.gpuOnHost = options.gpu && opts.gpuOnHost;
+  options.autoscheduler = opts.autoscheduler;
+  options.estimates = opts.estimates;
+  options.autoscheduleTarget = targetModel.halide();
+  options.autoscheduleThreads = opts.threads;
   return options;
 }
 
@@ -155,6 +159,13 @@ bool Session::lower() {
 }
 
 bool Session::schedule() {
+  if (!opts.autoscheduler.empty() && targetModel.isGpu())
+    return error("Halide's " + opts.autoscheduler +
+                 " autoscheduler is compared on CPU targets only; target '" +
+                 opts.target + "' is a GPU target");
+  if (!opts.autoscheduler.empty() && !opts.tuningDb.empty())
+    return error("a tuning database holds attn-tile's schedules; it does not "
+                 "apply to Halide's " + opts.autoscheduler + " autoscheduler");
   if (opts.schedule == SchedulePolicy::Naive && targetModel.isGpu())
     return error("the naive schedule is a CPU baseline (scalar, serial loops "
                  "at root); target '" + opts.target +

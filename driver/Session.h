@@ -85,6 +85,13 @@ struct SessionOptions {
   /// runtime dims `tuningDims` (empty: the largest tuned sizes).
   std::string tuningDb;
   std::map<std::string, int64_t> tuningDims;
+  /// Halide's autoscheduler (codegen/Autoschedule.h) instead of attn-tile's
+  /// schedules, or "". With one, `schedule` is Naive (the plain algorithm
+  /// for the autoscheduler to schedule) and `estimates` and `threads` are
+  /// the sizes and threads it schedules for.
+  std::string autoscheduler;
+  std::map<std::string, int64_t> estimates;
+  int threads = 1;
 };
 
 /// Registers every dialect attnc's IR uses on `context`.

@@ -20,19 +20,25 @@ Halide::Target cudaScheduleTarget() {
       .with_feature(Halide::Target::CUDACapability80);
 }
 
-/// Compiles what `load` puts into a fresh session, as `attnc run` does: the
-/// Default schedule is attn-schedule's for `scheduleTarget`; a GPU target's
-/// schedules run on the host.
-static std::unique_ptr<CompiledModel>
-compile(driver::SchedulePolicy schedule, const Halide::Target &scheduleTarget,
-        llvm::function_ref<bool(driver::Session &)> load,
-        const std::function<void(mlir::ModuleOp)> &reschedule = {}) {
-  auto m = std::make_unique<CompiledModel>();
-  m->diagOS = std::make_unique<llvm::raw_string_ostream>(m->diagnostics);
+/// The session options of `attnc run`: the Default schedule is
+/// attn-schedule's for `scheduleTarget`; a GPU target's schedules run on the
+/// host.
+static driver::SessionOptions optionsFor(driver::SchedulePolicy schedule,
+                                         const Halide::Target &scheduleTarget) {
   driver::SessionOptions options;
   options.target = scheduleTarget.to_string();
   options.schedule = schedule;
   options.gpuOnHost = true;
+  return options;
+}
+
+/// Compiles what `load` puts into a fresh session with `options`.
+static std::unique_ptr<CompiledModel>
+compile(const driver::SessionOptions &options,
+        llvm::function_ref<bool(driver::Session &)> load,
+        const std::function<void(mlir::ModuleOp)> &reschedule = {}) {
+  auto m = std::make_unique<CompiledModel>();
+  m->diagOS = std::make_unique<llvm::raw_string_ostream>(m->diagnostics);
   m->session = std::make_unique<driver::Session>(options, *m->diagOS);
   m->loaded = load(*m->session);
   if (m->loaded && reschedule &&
@@ -49,7 +55,12 @@ compile(driver::SchedulePolicy schedule, const Halide::Target &scheduleTarget,
 std::unique_ptr<CompiledModel> compileAttn(const std::string &source,
                                            driver::SchedulePolicy schedule,
                                            const Halide::Target &scheduleTarget) {
-  return compile(schedule, scheduleTarget, [&](driver::Session &session) {
+  return compileAttn(source, optionsFor(schedule, scheduleTarget));
+}
+
+std::unique_ptr<CompiledModel>
+compileAttn(const std::string &source, const driver::SessionOptions &options) {
+  return compile(options, [&](driver::Session &session) {
     return session.loadSource(source, "test.attn");
   });
 }
@@ -58,7 +69,7 @@ std::unique_ptr<CompiledModel>
 compileAttn(const std::string &source, const Halide::Target &scheduleTarget,
             const std::function<void(mlir::ModuleOp)> &reschedule) {
   return compile(
-      driver::SchedulePolicy::Default, scheduleTarget,
+      optionsFor(driver::SchedulePolicy::Default, scheduleTarget),
       [&](driver::Session &session) {
         return session.loadSource(source, "test.attn");
       },
@@ -77,7 +88,8 @@ std::unique_ptr<CompiledModel> compileExample(const std::string &file,
 std::unique_ptr<CompiledModel> compileIR(const std::string &text,
                                          driver::SchedulePolicy schedule,
                                          const Halide::Target &scheduleTarget) {
-  return compile(schedule, scheduleTarget, [&](driver::Session &session) {
+  return compile(optionsFor(schedule, scheduleTarget),
+                 [&](driver::Session &session) {
     return session.loadIR(text, "test.mlir");
   });
 }

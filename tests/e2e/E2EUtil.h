@@ -48,6 +48,9 @@ compileAttn(const std::string &source, driver::SchedulePolicy schedule,
 std::unique_ptr<CompiledModel>
 compileAttn(const std::string &source, const Halide::Target &scheduleTarget,
             const std::function<void(mlir::ModuleOp)> &reschedule);
+/// The same with the whole session's options (an autoscheduler, a cache).
+std::unique_ptr<CompiledModel>
+compileAttn(const std::string &source, const driver::SessionOptions &options);
 /// Reads and compiles an example from examples/.
 std::unique_ptr<CompiledModel>
 compileExample(const std::string &file, driver::SchedulePolicy schedule,

@@ -9,6 +9,7 @@
 #include "tools/attnc/Commands.h"
 #include "driver/Session.h"
 
+#include "codegen/Autoschedule.h"
 #include "codegen/Jit.h"
 #include "codegen/Resources.h"
 #include "codegen/Stopwatch.h"
@@ -16,12 +17,15 @@
 #include "runtime/Safetensors.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <thread>
 
 namespace attnc::driver {
 
@@ -197,13 +201,27 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     fail(parsed);
     return nullptr;
   }
-  std::optional<SchedulePolicy> policy = parseSchedulePolicy(options.schedule);
+  // attn-tile's policies, or one of Halide's autoschedulers on the plain
+  // (naive) algorithm, for the sizes and threads of this run.
+  std::string autoscheduler = codegen::autoschedulerName(options.schedule);
+  std::optional<SchedulePolicy> policy =
+      autoscheduler.empty() ? parseSchedulePolicy(options.schedule)
+                            : SchedulePolicy::Naive;
   if (!policy) {
-    fail(usage(unknownSchedulePolicy(options.schedule)));
+    std::string known;
+    for (const std::string &name : codegen::autoschedulerOptions())
+      known += ", " + name;
+    fail(usage(unknownSchedulePolicy(options.schedule) + ", or Halide's "
+               "autoschedulers" + known));
     return nullptr;
   }
   auto p = std::make_unique<Prepared>();
   SessionOptions sessionOptions{options.model, options.target, *policy};
+  sessionOptions.autoscheduler = autoscheduler;
+  sessionOptions.estimates = dims;
+  sessionOptions.threads =
+      options.threads > 0 ? options.threads
+                          : int(std::max(1u, std::thread::hardware_concurrency()));
   sessionOptions.cache = options.cache;
   // Tuned schedules for the sizes of this run (the nearest tuned).
   sessionOptions.tuningDb = options.tuningDb;
@@ -248,6 +266,55 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
 }
 } // namespace
 
+/// With one of Halide's autoschedulers: whether the outputs `p` computed
+/// are those of attnc's default schedule on the same weights and inputs
+/// (max |difference| / max |default| <= 1e-4 in every output). Prints the
+/// check; a schedule that computes something else is an error (exit 1),
+/// never a timing to compare.
+static int checkAgainstDefault(const RunOptions &options, const Prepared &p) {
+  std::string autoscheduler = codegen::autoschedulerName(options.schedule);
+  if (autoscheduler.empty())
+    return 0;
+  RunOptions reference = options;
+  reference.schedule = "default";
+  reference.saveWeights.clear();
+  std::unique_ptr<Prepared> q = prepare(reference);
+  if (!q)
+    return 1;
+  if (Result ran = q->jit->runPrepared(q->inputs, q->weights, q->outputs);
+      !ran.ok())
+    return fail(ran);
+  double worst = 0;
+  std::string worstName;
+  for (const auto &[name, want] : q->outputs) {
+    const HostTensor &got = p.outputs.at(name);
+    double scale = 0, difference = 0;
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      scale = std::max(scale, double(std::abs(want.data[i])));
+      double d = std::abs(double(got.data[i]) - double(want.data[i]));
+      difference = std::isnan(d) ? INFINITY : std::max(difference, d);
+    }
+    double relative = difference / std::max(scale, 1e-30);
+    if (worstName.empty() || relative > worst) {
+      worst = relative;
+      worstName = name;
+    }
+  }
+  if (worst <= 1e-4) {
+    llvm::outs() << "check: the outputs of Halide's " << autoscheduler
+                 << " schedule match attnc's default schedule's (max "
+                    "|difference| / max |default| = "
+                 << llvm::format("%.1e", worst) << ")\n";
+    return 0;
+  }
+  return fail(Result::error(
+      ATTN_ERROR_RUNTIME,
+      "the outputs of Halide's " + autoscheduler +
+          " schedule differ from attnc's default schedule's: max |difference| "
+          "/ max |default| = " + llvm::formatv("{0:e1}", worst).str() +
+          " in output '" + worstName + "'"));
+}
+
 int runCommand(const RunOptions &options) {
   std::unique_ptr<Prepared> p = prepare(options);
   if (!p)
@@ -291,7 +358,7 @@ int runCommand(const RunOptions &options) {
   llvm::outs() << "time: compile " << llvm::format("%.1f", p->compileMs)
                << " ms, run " << llvm::format("%.2f", runMs) << " ms\n";
   printCompileTimes(*p->session);
-  return 0;
+  return checkAgainstDefault(options, *p);
 }
 
 int benchCommand(const RunOptions &options) {
@@ -326,7 +393,7 @@ int benchCommand(const RunOptions &options) {
                                            1048576.0)
                << " MiB (inputs, weights and outputs not included)\n";
   printCompileTimes(*p->session);
-  return 0;
+  return checkAgainstDefault(options, *p);
 }
 
 } // namespace attnc::driver
