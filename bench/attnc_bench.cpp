@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <unistd.h>
@@ -36,6 +37,8 @@ struct Options {
   std::string only, python;
   double naiveLimit = 60; ///< Skip a naive run expected to take longer (s).
   bool keepBlasEnv = false;
+  /// The table against Halide's autoschedulers, at this n (0: none).
+  int64_t autoscheduleN = 0;
 };
 
 void usage() {
@@ -51,6 +54,9 @@ void usage() {
       "  --no-naive           no naive-schedule column\n"
       "  --no-torch           no PyTorch peer column\n"
       "  --python PATH        interpreter for bench/torch_peer.py\n"
+      "  --autoschedulers N   also a table against Halide's autoschedulers\n"
+      "                       (Mullapudi2016, Li2018, Adams2019) at n = N;\n"
+      "                       Adams2019 searches for minutes per layer\n"
       "  --keep-openblas-env  keep OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE for "
       "the sgemm peer\n");
 }
@@ -81,6 +87,10 @@ bool parseOptions(int argc, char **argv, Options &o) {
       o.only = v;
     } else if (arg == "--python" && (v = value())) {
       o.python = v;
+    } else if (arg == "--autoschedulers" && (v = value())) {
+      o.autoscheduleN = std::atoll(v);
+      if (o.autoscheduleN < 1)
+        return false;
     } else if (arg == "--naive-limit" && (v = value())) {
       o.naiveLimit = std::atof(v);
     } else {
@@ -123,6 +133,90 @@ std::string ratio(double a, double b) { return fixed(a / b, 2) + "x"; }
 void progress(const std::string &text) {
   std::fprintf(stderr, "[attnc-bench] %s\n", text.c_str());
   std::fflush(stderr);
+}
+
+/// max |got - want| / max |want| over every output (infinite with a NaN).
+double relativeDifference(const codegen::TensorMap &got,
+                          const codegen::TensorMap &want) {
+  double worst = 0;
+  for (const auto &[name, w] : want) {
+    const codegen::HostTensor &g = got.at(name);
+    double scale = 1e-30, difference = 0;
+    for (size_t i = 0; i < w.data.size(); ++i) {
+      scale = std::max(scale, double(std::abs(w.data[i])));
+      double d = std::abs(double(g.data[i]) - double(w.data[i]));
+      difference = std::isnan(d) ? INFINITY : std::max(difference, d);
+    }
+    worst = std::max(worst, difference / scale);
+  }
+  return worst;
+}
+
+/// One row per layer: attnc's default schedule against Halide's three
+/// autoschedulers on the same plain algorithm, at sequence length `n`
+/// (batch 1), timed one after the other by `policy`. An autoscheduled
+/// schedule whose outputs differ from attnc's (> 1e-4) is reported as wrong,
+/// not timed.
+Table autoschedulerTable(const std::vector<BenchSpec> &specs, int64_t n,
+                         int threads, const TimingPolicy &policy,
+                         std::vector<std::string> &notes) {
+  const std::vector<std::string> names = {"Mullapudi2016", "Li2018",
+                                          "Adams2019"};
+  std::vector<std::string> header = {"layer", "n", "attnc ms"};
+  for (const std::string &name : names)
+    header.push_back(name + " ms");
+  header.push_back("best autoscheduler / attnc");
+  Table table(header);
+  for (const BenchSpec &spec : specs) {
+    std::string at = spec.label + " n=" + std::to_string(n);
+    std::unique_ptr<BenchModel> model =
+        BenchModel::compile(spec.source, driver::SchedulePolicy::Default);
+    if (!model)
+      continue;
+    model->bind(n);
+    double attncMs = model->time(policy).median();
+    codegen::TensorMap want = model->results();
+    model.reset();
+    progress(at + ": attnc " + fixed(attncMs, 2) + " ms");
+    std::vector<std::string> row = {spec.label, std::to_string(n),
+                                    fixed(attncMs, 2)};
+    double best = 0;
+    for (const std::string &name : names) {
+      progress(at + ": scheduling with Halide's " + name +
+               (name == "Adams2019" ? " (its search takes minutes)" : ""));
+      driver::SessionOptions options;
+      options.schedule = driver::SchedulePolicy::Naive;
+      options.autoscheduler = name;
+      options.estimates = {{"n", n}, {"b", 1}};
+      options.threads = threads;
+      std::unique_ptr<BenchModel> scheduled =
+          BenchModel::compile(spec.source, options);
+      if (!scheduled) {
+        row.push_back("error");
+        notes.push_back(name + " could not schedule " + at +
+                        " (errors above on stderr)");
+        continue;
+      }
+      scheduled->bind(n);
+      scheduled->runOnce();
+      double difference = relativeDifference(scheduled->results(), want);
+      if (!(difference <= 1e-4)) {
+        row.push_back("wrong");
+        notes.push_back(name + "'s schedule of " + at +
+                        " computes wrong outputs: max |difference| / max "
+                        "|attnc| = " + fixed(difference, 3));
+        continue;
+      }
+      double ms = scheduled->time(policy).median();
+      progress(at + ": " + name + " " + fixed(ms, 2) + " ms (search and "
+               "compile " + fixed(scheduled->compileSeconds(), 1) + " s)");
+      row.push_back(fixed(ms, 2) + " (" + ratio(ms, attncMs) + ")");
+      best = best == 0 ? ms : std::min(best, ms);
+    }
+    row.push_back(best > 0 ? ratio(best, attncMs) : "-");
+    table.addRow(row);
+  }
+  return table;
 }
 } // namespace
 
@@ -288,6 +382,11 @@ int main(int argc, char **argv) {
     }
   }
 
+  Table autoschedulers({"layer"});
+  if (o.autoscheduleN > 0)
+    autoschedulers =
+        autoschedulerTable(specs, o.autoscheduleN, o.threads, policy, notes);
+
   // The peak again: a busy machine only ever lowers it, so the better of
   // the two measurements is the peak.
   progress("measuring the FMA peak again");
@@ -329,6 +428,8 @@ int main(int argc, char **argv) {
     std::printf("%s\n", peers.render(o.markdown).c_str());
   if (!dense.empty())
     std::printf("%s\n", dense.render(o.markdown).c_str());
+  if (!autoschedulers.empty())
+    std::printf("%s\n", autoschedulers.render(o.markdown).c_str());
   std::printf(
       "%sattnc ms: median after warm-up; GFLOP/s by the spec's formulas "
       "(countFlops); %% peak: of the FMA peak on %d threads (best of the "
@@ -349,6 +450,13 @@ int main(int argc, char **argv) {
       "pipeline's buffers hold at once during one run; ref MiB: inputs + weights + outputs + n*width*4 bytes "
       "(width 2e+s, or 3d for MHSA).\n",
       bullet, o.threads, bullet, naiveLimit, bullet, bullet, bullet);
+  if (!autoschedulers.empty())
+    std::printf("%sautoschedulers (--autoschedulers N): the layer's plain "
+                "algorithm scheduled by Halide 14's Mullapudi2016, Li2018 and "
+                "Adams2019 (default settings) for n = N, batch 1, these "
+                "threads and this machine's cache; ms (its time / attnc's); "
+                "wrong: outputs differ from attnc's by more than 1e-4.\n",
+                bullet);
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
   for (const std::string &note : notes)
