@@ -21,13 +21,25 @@
 
 namespace attnc::codegen {
 
-/// Compiles `pipeline` for `target` into `dir`; appends the files written
-/// to `written`. A failure (Halide's, or a file that cannot be written) is
-/// a diagnostic from `emitError` (at the model).
-/// `name` (a C identifier) names the files and functions; "" means the
-/// model's name.
+/// One compiled form of a model in a library: the model with the schedules
+/// tuned for `dims` (a tuning database's runtime dim values), or, alone and
+/// without dims, the model.
+struct AotVariant {
+  ModelPipeline *pipeline = nullptr;
+  std::map<std::string, int64_t> dims;
+};
+
+/// Compiles `variants` (one or more forms of the same model, differing in
+/// their schedules only) for `target` into `dir`; appends the files written
+/// to `written`. With several, the library holds each (its kernels' names
+/// end in `_v<i>`) and <m>_run calls the one whose dims are the nearest to
+/// the run's (in log size, summed over the dims, as attn-apply-tuning
+/// chooses), so one library serves every n. A failure (Halide's, variants
+/// that differ in more than their schedules, or a file that cannot be
+/// written) is a diagnostic from `emitError` (at the model). `name` (a C
+/// identifier) names the files and functions; "" means the model's name.
 mlir::LogicalResult
-compileAot(ModelPipeline &pipeline, const Halide::Target &target,
+compileAot(const std::vector<AotVariant> &variants, const Halide::Target &target,
            const std::string &dir, const std::string &name,
            std::vector<std::string> &written,
            llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
@@ -40,8 +52,8 @@ printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
                  llvm::raw_ostream &os,
                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
-/// The text of <name>.h (exposed for tests).
-std::string generateWrapperHeader(const ModelPipeline &pipeline,
+/// The text of <name>.h for `variants` (exposed for tests).
+std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
                                   const std::string &name);
 
 /// A C identifier for a tensor name (`flash_0.norm.weight` ->

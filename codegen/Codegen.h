@@ -89,10 +89,11 @@ public:
   const Program *program() const;
 
   /// The model lowered for `target`: the function `function` (inputs,
-  /// weights, then outputs), or, for a program, each kernel's function in
-  /// one module named `function`.
+  /// weights, then outputs), or, for a program, each kernel's function
+  /// (its name followed by `kernelSuffix`) in one module named `function`.
   Halide::Module compileToModule(const std::string &function,
-                                 const Halide::Target &target);
+                                 const Halide::Target &target,
+                                 const std::string &kernelSuffix = "");
 
   /// JIT-compiles the pipeline (each kernel of a program) for `target`,
   /// once; later calls are no-ops. CPU kernels are compiled to shared

@@ -170,7 +170,8 @@ static void runConcurrently(size_t count,
 }
 
 Module ModelPipeline::compileToModule(const std::string &function,
-                                      const Target &target) {
+                                      const Target &target,
+                                      const std::string &kernelSuffix) {
   if (!impl->program)
     return impl->pipeline.compile_to_module(impl->lowering.arguments(), function,
                                             target);
@@ -181,7 +182,8 @@ Module ModelPipeline::compileToModule(const std::string &function,
   std::vector<Module> modules(kernels.size(), Module("", target));
   runConcurrently(kernels.size(), [&](size_t i) {
     modules[i] = kernels[i]->pipeline.compile_to_module(
-        kernels[i]->lowering.arguments(), kernels[i]->function, target);
+        kernels[i]->lowering.arguments(), kernels[i]->function + kernelSuffix,
+        target);
   });
   return link_modules(function, modules);
 }

@@ -9,6 +9,7 @@
 
 #include "codegen/Aot.h"
 #include "codegen/Stopwatch.h"
+#include "tune/TuningDb.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <chrono>
+#include <set>
 
 namespace attnc::driver {
 
@@ -173,12 +175,47 @@ bool Session::schedule() {
   if (!opts.tuningDb.empty() && opts.schedule != SchedulePolicy::Default)
     return error("a tuning database replaces the default schedules; it does "
                  "not apply to --schedule naive");
+  if (!opts.tuningDb.empty())
+    unscheduled = mlir::cast<mlir::ModuleOp>((*ir)->clone());
+  return scheduleModule(*ir, opts.tuningDims);
+}
+
+bool Session::scheduleModule(mlir::ModuleOp module,
+                             const std::map<std::string, int64_t> &tuningDims) {
   mlir::PassManager pm(ctx.get());
   mlir::attn::buildSchedulePipeline(pm, targetModel, opts.schedule);
   if (!opts.tuningDb.empty())
     pm.addPass(mlir::attn::createApplyTuningPass(opts.tuningDb, targetModel,
-                                                 opts.tuningDims));
-  return mlir::succeeded(pm.run(*ir));
+                                                 tuningDims));
+  return mlir::succeeded(pm.run(module));
+}
+
+std::vector<std::map<std::string, int64_t>> Session::variantSizes() {
+  if (opts.tuningDb.empty() || !opts.tuningDims.empty() || !unscheduled)
+    return {};
+  std::string why;
+  std::unique_ptr<tune::TuningDb> db =
+      tune::TuningDb::open(opts.tuningDb, /*create=*/false, why);
+  if (!db)
+    return {}; // attn-apply-tuning has reported it
+  std::set<std::string> runtimeDims;
+  for (const auto *tensors : {&built->inputs(), &built->outputs()})
+    for (const codegen::TensorInfo &t : *tensors)
+      for (const std::string &dim : t.dims)
+        if (!dim.empty())
+          runtimeDims.insert(dim);
+  std::vector<std::map<std::string, int64_t>> sizes;
+  for (std::map<std::string, int64_t> &dims :
+       db->tunedDims(targetModel.halideString(), tune::attncVersion())) {
+    std::set<std::string> names;
+    for (const auto &entry : dims)
+      names.insert(entry.first);
+    if (names == runtimeDims)
+      sizes.push_back(std::move(dims));
+  }
+  if (sizes.size() < 2)
+    sizes.clear();
+  return sizes;
 }
 
 bool Session::buildPipeline() {
@@ -217,8 +254,28 @@ bool Session::compileAot(const std::string &outputDir, const std::string &name,
                          std::vector<std::string> &written) {
   if (!runTo(Stage::Pipeline) || !built)
     return false;
+  // One variant per tuned size, each scheduled from the primitive IR again;
+  // or the pipeline built already.
+  std::vector<codegen::AotVariant> variants;
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  std::vector<std::unique_ptr<codegen::ModelPipeline>> pipelines;
+  for (const std::map<std::string, int64_t> &dims : variantSizes()) {
+    modules.push_back(mlir::cast<mlir::ModuleOp>(unscheduled->clone()));
+    if (!scheduleModule(*modules.back(), dims))
+      return false;
+    mlir::func::FuncOp model =
+        findModel(*modules.back(), selected.getSymName());
+    if (!model)
+      return false;
+    pipelines.push_back(codegen::ModelPipeline::build(model, codegenOptions()));
+    if (!pipelines.back())
+      return false;
+    variants.push_back({pipelines.back().get(), dims});
+  }
+  if (variants.empty())
+    variants.push_back({built.get(), {}});
   return mlir::succeeded(codegen::compileAot(
-      *built, targetModel.halide(), outputDir, name, written, errorAtModel()));
+      variants, targetModel.halide(), outputDir, name, written, errorAtModel()));
 }
 
 bool Session::printStmt(llvm::raw_ostream &os) {

@@ -147,7 +147,10 @@ public:
   std::unique_ptr<codegen::JitModel> jit();
   /// Runs to Pipeline and compiles it for the target into `outputDir`
   /// (lib<name>.a, <name>.h); `name` "" = the model's. The files written are
-  /// appended to `written`.
+  /// appended to `written`. With a tuning database (and no tuningDims) that
+  /// holds schedules tuned at several sizes of the model's runtime dims,
+  /// the library holds one variant per tuned size and dispatches on the
+  /// run's sizes (codegen::compileAot).
   bool compileAot(const std::string &outputDir, const std::string &name,
                   std::vector<std::string> &written);
   /// Runs to Pipeline and prints Halide's lowered statement for the target.
@@ -177,6 +180,12 @@ private:
   bool select();
   bool lower();
   bool schedule();
+  /// attn-schedule (and attn-apply-tuning for `tuningDims`) on `module`.
+  bool scheduleModule(mlir::ModuleOp module,
+                      const std::map<std::string, int64_t> &tuningDims);
+  /// The tuned sizes of the database to build AOT variants for: those with
+  /// the model's runtime dims, when there are two or more; else none.
+  std::vector<std::map<std::string, int64_t>> variantSizes();
   bool buildPipeline();
   CompileTimes times;
 
@@ -188,6 +197,9 @@ private:
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler;
   mlir::OwningOpRef<mlir::ModuleOp> ir;          ///< IR-text sources
   mlir::OwningOpRef<mlir::ModuleOp> layerModule; ///< copy before expansion
+  /// With a tuning database: a copy of the primitive IR before scheduling,
+  /// to schedule again for other tuned sizes (compileAot's variants).
+  mlir::OwningOpRef<mlir::ModuleOp> unscheduled;
   mlir::func::FuncOp selected, layerSelected;
   target::TargetModel targetModel;
   std::unique_ptr<codegen::ModelPipeline> built;

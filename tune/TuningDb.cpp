@@ -379,6 +379,27 @@ TuningDb::best(const std::string &signature, const std::string &target,
   return choice;
 }
 
+std::vector<std::map<std::string, int64_t>>
+TuningDb::tunedDims(const std::string &target,
+                    const std::string &version) const {
+  Trial filter;
+  filter.target = target;
+  filter.version = version;
+  std::set<std::string> seen;
+  std::vector<std::map<std::string, int64_t>> result;
+  for (const Trial &row : trials(filter)) {
+    if (row.status != "ok" || !seen.insert(row.dims).second)
+      continue;
+    if (std::optional<std::map<std::string, int64_t>> dims = parseDims(row.dims))
+      result.push_back(*dims);
+  }
+  std::stable_sort(result.begin(), result.end(),
+                   [](const auto &a, const auto &b) {
+                     return magnitude(a) < magnitude(b);
+                   });
+  return result;
+}
+
 std::vector<std::string> TuningDb::otherKeys(const std::string &target,
                                              const std::string &version) const {
   Statement select(db, "SELECT DISTINCT target, version FROM trials WHERE "

@@ -118,6 +118,11 @@ public:
                              const std::string &version,
                              const std::map<std::string, int64_t> &dims) const;
 
+  /// The distinct runtime dims that ok trials for `target` and `version`
+  /// were measured at, smallest first (by the sum of their log sizes).
+  std::vector<std::map<std::string, int64_t>>
+  tunedDims(const std::string &target, const std::string &version) const;
+
   /// The targets and versions other than `target` and `version` that rows
   /// of this database were measured for (to explain an unused database).
   std::vector<std::string> otherKeys(const std::string &target,

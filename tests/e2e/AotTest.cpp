@@ -36,6 +36,7 @@ namespace {
 using codegen::HostTensor;
 using codegen::TensorMap;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 /// A file of the running test's own (ctest runs the tests in parallel).
 std::string tempPath(const std::string &name) {
@@ -344,7 +345,7 @@ TEST(AotManyDimsTest, ManyRuntimeDimsAreBound) {
   std::unique_ptr<CompiledModel> model =
       compileAttn(source, driver::SchedulePolicy::Default);
   ASSERT_TRUE(model->jit) << model->diagnostics;
-  EXPECT_THAT(codegen::generateWrapperHeader(model->jit->pipeline(), "many"),
+  EXPECT_THAT(codegen::generateWrapperHeader({{&model->jit->pipeline(), {}}}, "many"),
               HasSubstr("const char *boundNames[18]; int64_t boundSizes[18];"));
   for (int i = 0; i < kDims; ++i)
     for (size_t e = 0; e < xs[i].data.size(); ++e)
@@ -358,56 +359,76 @@ TEST(AotManyDimsTest, ManyRuntimeDimsAreBound) {
 }
 
 // attnc_add_model(tuned_gau ... TUNING_DB db): make-tuning-db recorded a
-// faster schedule for the first dense kernel than attn-tile's. The JIT
-// compiled with the database takes it, the library's header says its
-// schedules came from the database, and the library computes what the JIT
-// computes.
-TEST(AotTunedTest, LibraryRunsTheTunedSchedules) {
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  driver::SessionOptions options;
-  options.tuningDb = ATTNC_TUNED_DB;
-  driver::Session session(options, os);
-  ASSERT_TRUE(session.loadFile(ATTNC_TESTS_E2E_INPUTS "/tiny-gau.attn"));
-  ASSERT_TRUE(session.runTo(driver::Stage::Scheduled)) << os.str();
-  std::string scheduled;
-  llvm::raw_string_ostream ir(scheduled);
-  session.module().print(ir);
-  EXPECT_THAT(ir.str(), HasSubstr(ATTNC_TUNED_SCHEDULE));
-  EXPECT_THAT(os.str(), HasSubstr("1 of 5 scheduled ops take a tuned schedule"));
-  std::unique_ptr<codegen::JitModel> jit = session.jit();
-  ASSERT_TRUE(jit) << os.str();
-
+// faster schedule for the first dense kernel than attn-tile's at n = 64,
+// and the default as the fastest at n = 1024. The library holds a variant
+// for each size; a run near n = 64 takes the tuned schedule, one near
+// n = 1024 the default, and each computes what the JIT compiled with the
+// database for those sizes computes.
+TEST(AotTunedTest, LibraryRunsTheScheduleTunedForTheNearestSize) {
   std::ifstream headerFile(ATTNC_TUNED_HEADER);
   std::stringstream header;
   header << headerFile.rdbuf();
+  EXPECT_THAT(header.str(), HasSubstr("Variants: 2"));
   EXPECT_THAT(header.str(),
-              HasSubstr("Schedules: 1 of 5 scheduled ops take tuned schedules "
-                        "from tuning database"));
+              HasSubstr("variant 0: b=1 n=64 (1 of 5 scheduled ops take "
+                        "tuned schedules from tuning database"));
+  EXPECT_THAT(header.str(),
+              HasSubstr("variant 1: b=1 n=1024 (0 of 5 scheduled ops take "
+                        "tuned schedules from tuning database"));
 
-  TensorMap weights = codegen::randomWeights(jit->pipeline().weights(), 31);
-  std::vector<std::vector<int64_t>> shapes;
-  ASSERT_TRUE(codegen::inputShapes(jit->pipeline().inputs(),
-                                   {{"n", 77}, {"b", 2}}, shapes)
-                  .ok());
-  TensorMap inputs{{"x", codegen::randomTensor(shapes[0], 32, "x")}};
-  TensorMap outputs;
-  runtime::Result ran = jit->run(inputs, weights, outputs);
-  ASSERT_TRUE(ran.ok()) << ran.message;
+  struct Case {
+    int64_t n;       // the run's length
+    int64_t tunedN;  // the nearest tuned length
+    int variant;     // the library's variant for it
+    bool tuned;      // whether its schedule is the tuned one
+  };
+  for (const Case &c : {Case{77, 64, 0, true}, Case{700, 1024, 1, false}}) {
+    SCOPED_TRACE("n = " + std::to_string(c.n));
+    const char *names[] = {"n", "b"};
+    int64_t sizes[] = {c.n, 2};
+    EXPECT_EQ(tuned_gau_variant(names, sizes, 2), c.variant);
 
-  std::string path = saveWeights(weights, "tuned.safetensors");
-  attn_weights *set = nullptr;
-  ASSERT_EQ(attn_weights_load(path.c_str(), &set), ATTN_OK)
-      << attn_error_message();
-  tuned_gau_weights bound;
-  ASSERT_EQ(tuned_gau_weights_bind(set, &bound), ATTN_OK)
-      << attn_error_message();
-  HostTensor x = inputs.at("x"), y(outputs.at("y").shape);
-  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
-  EXPECT_EQ(tuned_gau_run(&bound, &xt, &yt), ATTN_OK) << attn_error_message();
-  attn_weights_free(set);
-  const HostTensor &want = outputs.at("y");
-  EXPECT_LE(maxRelativeDifference(y, want), 1e-5);
+    std::string diagnostics;
+    llvm::raw_string_ostream os(diagnostics);
+    driver::SessionOptions options;
+    options.tuningDb = ATTNC_TUNED_DB;
+    options.tuningDims = {{"b", 1}, {"n", c.tunedN}};
+    driver::Session session(options, os);
+    ASSERT_TRUE(session.loadFile(ATTNC_TESTS_E2E_INPUTS "/tiny-gau.attn"));
+    ASSERT_TRUE(session.runTo(driver::Stage::Scheduled)) << os.str();
+    std::string scheduled;
+    llvm::raw_string_ostream ir(scheduled);
+    session.module().print(ir);
+    if (c.tuned)
+      EXPECT_THAT(ir.str(), HasSubstr(ATTNC_TUNED_SCHEDULE));
+    else
+      EXPECT_THAT(ir.str(), Not(HasSubstr(ATTNC_TUNED_SCHEDULE)));
+    std::unique_ptr<codegen::JitModel> jit = session.jit();
+    ASSERT_TRUE(jit) << os.str();
+
+    TensorMap weights = codegen::randomWeights(jit->pipeline().weights(), 31);
+    std::vector<std::vector<int64_t>> shapes;
+    ASSERT_TRUE(codegen::inputShapes(jit->pipeline().inputs(),
+                                     {{"n", c.n}, {"b", 2}}, shapes)
+                    .ok());
+    TensorMap inputs{{"x", codegen::randomTensor(shapes[0], 32, "x")}};
+    TensorMap outputs;
+    runtime::Result ran = jit->run(inputs, weights, outputs);
+    ASSERT_TRUE(ran.ok()) << ran.message;
+
+    std::string path = saveWeights(weights, "tuned.safetensors");
+    attn_weights *set = nullptr;
+    ASSERT_EQ(attn_weights_load(path.c_str(), &set), ATTN_OK)
+        << attn_error_message();
+    tuned_gau_weights bound;
+    ASSERT_EQ(tuned_gau_weights_bind(set, &bound), ATTN_OK)
+        << attn_error_message();
+    HostTensor x = inputs.at("x"), y(outputs.at("y").shape);
+    attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+    EXPECT_EQ(tuned_gau_run(&bound, &xt, &yt), ATTN_OK) << attn_error_message();
+    attn_weights_free(set);
+    EXPECT_LE(maxRelativeDifference(y, outputs.at("y")), 1e-5);
+  }
 }
 
 } // namespace

@@ -3,8 +3,10 @@
 // A build-time helper of the tests: writes a tuning database in which the
 // first product kernel of a model has a measured schedule other than
 // attn-tile's default, faster by the database's numbers, for the host
-// target; and a header naming that schedule. A library built with the
-// database (attnc_add_model(... TUNING_DB)) must then run it; AotTest checks
+// target at b=1,n=64, and slower than the default at b=1,n=1024; and a
+// header naming that schedule. A library built with the database
+// (attnc_add_model(... TUNING_DB)) then holds two variants and must run the
+// tuned schedule near n = 64 and the default near n = 1024; AotTest checks
 // that it does and computes what the JIT computes.
 //
 //   make-tuning-db MODEL.attn OUT.db OUT.h
@@ -92,6 +94,16 @@ int main(int argc, char **argv) {
   trial.schedule = text(*chosen);
   trial.isDefault = false;
   trial.medianMs = 0.5;
+  if (!db->record(trial, error))
+    return llvm::errs() << "make-tuning-db: " << error << "\n", 1;
+  // At n = 1024 the same schedule was slower: the default stays.
+  trial.dims = "b=1,n=1024";
+  trial.medianMs = 1.5;
+  if (!db->record(trial, error))
+    return llvm::errs() << "make-tuning-db: " << error << "\n", 1;
+  trial.schedule = text(defaults);
+  trial.isDefault = true;
+  trial.medianMs = 1.0;
   if (!db->record(trial, error))
     return llvm::errs() << "make-tuning-db: " << error << "\n", 1;
   std::ofstream header(argv[3]);
