@@ -11,6 +11,7 @@
 #include "driver/Session.h"
 
 #include "codegen/Aot.h"
+#include "codegen/Autoschedule.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,8 +21,11 @@ namespace attnc::driver {
 int compileCommand(const CompileOptions &options) {
   std::optional<SchedulePolicy> policy = parseSchedulePolicy(options.schedule);
   if (!policy) {
-    llvm::errs() << "error: " << unknownSchedulePolicy(options.schedule)
-                 << "\n";
+    llvm::errs() << "error: " << unknownSchedulePolicy(options.schedule);
+    if (!codegen::autoschedulerName(options.schedule).empty())
+      llvm::errs() << " (Halide's autoschedulers schedule for the sizes of a "
+                      "run: use them with attnc run or bench)";
+    llvm::errs() << "\n";
     return 1;
   }
   if (!options.name.empty() &&
