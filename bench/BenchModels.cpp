@@ -82,15 +82,9 @@ std::vector<BenchSpec> benchSpecs(bool quick, const std::string &family) {
 
 std::unique_ptr<BenchModel>
 BenchModel::compile(const std::string &source, driver::SchedulePolicy schedule) {
+  std::unique_ptr<BenchModel> m(new BenchModel());
   driver::SessionOptions options;
   options.schedule = schedule;
-  return compile(source, options);
-}
-
-std::unique_ptr<BenchModel>
-BenchModel::compile(const std::string &source,
-                    const driver::SessionOptions &options) {
-  std::unique_ptr<BenchModel> m(new BenchModel());
   m->session = std::make_unique<driver::Session>(options, llvm::errs());
   if (!m->session->loadSource(source, "bench.attn"))
     return nullptr;

@@ -52,9 +52,6 @@ public:
   /// go to stderr and the result is null on failure.
   static std::unique_ptr<BenchModel> compile(const std::string &source,
                                              driver::SchedulePolicy schedule);
-  /// The same with the session's options (one of Halide's autoschedulers).
-  static std::unique_ptr<BenchModel>
-  compile(const std::string &source, const driver::SessionOptions &options);
 
   /// Random inputs (seed 1) for sequence length `n`, batch 1; outputs
   /// allocated. Aborts with a message if the model rejects them.
@@ -71,8 +68,6 @@ public:
   /// Bytes of the bound inputs and outputs and of the weights.
   int64_t tensorBytes() const;
   double compileSeconds() const { return compileTime; }
-  /// The outputs of the last run.
-  const codegen::TensorMap &results() const { return outputs; }
 
 private:
   BenchModel() = default;

@@ -115,6 +115,10 @@ int TorchPeer::invoke(const std::string &interpreter,
                         t + " OPENBLAS_NUM_THREADS=" + t + " " +
                         shellQuote(interpreter) + " " + shellQuote(script) +
                         " " + arguments + " 2>&1";
+  return runCapture(command, output);
+}
+
+int runCapture(const std::string &command, std::string &output) {
   output.clear();
   FILE *pipe = popen(command.c_str(), "r");
   if (!pipe)

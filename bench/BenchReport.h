@@ -91,6 +91,11 @@ private:
 /// Shell-quotes `text` for /bin/sh.
 std::string shellQuote(const std::string &text);
 
+/// Runs the shell `command` and keeps what it writes to stdout in
+/// `output`; its exit status, or -1 when it did not exit (a signal) or
+/// could not start.
+int runCapture(const std::string &command, std::string &output);
+
 } // namespace attnc::bench
 
 #endif // ATTNC_BENCH_BENCHREPORT_H

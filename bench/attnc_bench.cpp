@@ -17,12 +17,14 @@
 #include "bench/BenchUtil.h"
 #include "codegen/Codegen.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <cmath>
 #include <fstream>
 #include <map>
 #include <unistd.h>
@@ -135,86 +137,96 @@ void progress(const std::string &text) {
   std::fflush(stderr);
 }
 
-/// max |got - want| / max |want| over every output (infinite with a NaN).
-double relativeDifference(const codegen::TensorMap &got,
-                          const codegen::TensorMap &want) {
-  double worst = 0;
-  for (const auto &[name, w] : want) {
-    const codegen::HostTensor &g = got.at(name);
-    double scale = 1e-30, difference = 0;
-    for (size_t i = 0; i < w.data.size(); ++i) {
-      scale = std::max(scale, double(std::abs(w.data[i])));
-      double d = std::abs(double(g.data[i]) - double(w.data[i]));
-      difference = std::isnan(d) ? INFINITY : std::max(difference, d);
-    }
-    worst = std::max(worst, difference / scale);
-  }
-  return worst;
+/// The attnc driver next to this program (both are built into bin/).
+std::string attncDriver() {
+  char path[4096];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0)
+    return "attnc";
+  std::string self(path, size_t(length));
+  return self.substr(0, self.rfind('/') + 1) + "attnc";
 }
 
-/// One row per layer: attnc's default schedule against Halide's three
-/// autoschedulers on the same plain algorithm, at sequence length `n`
-/// (batch 1), timed one after the other by `policy`. An autoscheduled
-/// schedule whose outputs differ from attnc's (> 1e-4) is reported as wrong,
-/// not timed.
+/// One row per layer: `attnc bench` with attnc's default schedule and with
+/// Halide's three autoschedulers on the same plain algorithm, at sequence
+/// length `n` (batch 1), one after the other. Each is a process of its own:
+/// an autoscheduled kernel can crash (attnc reports it and exits 1), and
+/// `attnc bench --schedule <autoscheduler>` checks its outputs against
+/// attnc's default schedule's (a difference over 1e-4 is an error, shown
+/// here as `wrong`, never a time).
 Table autoschedulerTable(const std::vector<BenchSpec> &specs, int64_t n,
                          int threads, const TimingPolicy &policy,
                          std::vector<std::string> &notes) {
-  const std::vector<std::string> names = {"Mullapudi2016", "Li2018",
-                                          "Adams2019"};
-  std::vector<std::string> header = {"layer", "n", "attnc ms"};
-  for (const std::string &name : names)
-    header.push_back(name + " ms");
-  header.push_back("best autoscheduler / attnc");
-  Table table(header);
+  const std::vector<std::string> schedules = {"default", "mullapudi2016",
+                                              "li2018", "adams2019"};
+  Table table({"layer", "n", "attnc ms", "Mullapudi2016 ms", "Li2018 ms",
+               "Adams2019 ms", "best autoscheduler / attnc"});
+  std::string driver = attncDriver();
   for (const BenchSpec &spec : specs) {
     std::string at = spec.label + " n=" + std::to_string(n);
-    std::unique_ptr<BenchModel> model =
-        BenchModel::compile(spec.source, driver::SchedulePolicy::Default);
-    if (!model)
+    llvm::SmallString<128> file;
+    if (llvm::sys::fs::createTemporaryFile("attnc-bench", "attn", file)) {
+      notes.push_back("cannot write a temporary model file for " + at);
       continue;
-    model->bind(n);
-    double attncMs = model->time(policy).median();
-    codegen::TensorMap want = model->results();
-    model.reset();
-    progress(at + ": attnc " + fixed(attncMs, 2) + " ms");
-    std::vector<std::string> row = {spec.label, std::to_string(n),
-                                    fixed(attncMs, 2)};
-    double best = 0;
-    for (const std::string &name : names) {
-      progress(at + ": scheduling with Halide's " + name +
-               (name == "Adams2019" ? " (its search takes minutes)" : ""));
-      driver::SessionOptions options;
-      options.schedule = driver::SchedulePolicy::Naive;
-      options.autoscheduler = name;
-      options.estimates = {{"n", n}, {"b", 1}};
-      options.threads = threads;
-      std::unique_ptr<BenchModel> scheduled =
-          BenchModel::compile(spec.source, options);
-      if (!scheduled) {
-        row.push_back("error");
-        notes.push_back(name + " could not schedule " + at +
-                        " (errors above on stderr)");
-        continue;
-      }
-      scheduled->bind(n);
-      scheduled->runOnce();
-      double difference = relativeDifference(scheduled->results(), want);
-      if (!(difference <= 1e-4)) {
-        row.push_back("wrong");
-        notes.push_back(name + "'s schedule of " + at +
-                        " computes wrong outputs: max |difference| / max "
-                        "|attnc| = " + fixed(difference, 3));
-        continue;
-      }
-      double ms = scheduled->time(policy).median();
-      progress(at + ": " + name + " " + fixed(ms, 2) + " ms (search and "
-               "compile " + fixed(scheduled->compileSeconds(), 1) + " s)");
-      row.push_back(fixed(ms, 2) + " (" + ratio(ms, attncMs) + ")");
-      best = best == 0 ? ms : std::min(best, ms);
     }
-    row.push_back(best > 0 ? ratio(best, attncMs) : "-");
+    {
+      std::ofstream out(std::string(file.str()));
+      out << spec.source;
+    }
+    std::vector<std::string> row = {spec.label, std::to_string(n)};
+    double attncMs = 0, best = 0;
+    for (const std::string &schedule : schedules) {
+      bool autoscheduled = schedule != "default";
+      progress(at + ": attnc bench --schedule " + schedule +
+               (schedule == "adams2019" ? " (its search takes minutes)" : ""));
+      std::string command =
+          shellQuote(driver) + " bench " + shellQuote(std::string(file.str())) +
+          " --random-weights 1 --random-inputs 1 --dim n=" + std::to_string(n) +
+          " --dim b=1 --threads " + std::to_string(threads) + " --schedule " +
+          schedule + " --warmup " + std::to_string(policy.warmup) +
+          " --iterations " + std::to_string(policy.minRuns) + " --min-time " +
+          fixed(policy.minSeconds, 1) + " --no-cache 2>&1";
+      std::string output;
+      int status = runCapture(command, output);
+      double ms = 0;
+      size_t median = output.find("\nmedian ");
+      if (median == std::string::npos && output.rfind("median ", 0) == 0)
+        median = 0;
+      else if (median != std::string::npos)
+        ++median;
+      if (median != std::string::npos)
+        ms = std::atof(output.c_str() + median + 7);
+      std::string cell;
+      if (status == 0 && ms > 0) {
+        cell = fixed(ms, 2);
+      } else {
+        bool wrong = output.find("differ from attnc's default") !=
+                     std::string::npos;
+        bool crashed = output.find("crashed (signal") != std::string::npos;
+        cell = wrong ? "wrong" : crashed ? "crashed" : "error";
+        size_t error = output.rfind("error: ");
+        notes.push_back(schedule + " on " + at + ": " +
+                        (error == std::string::npos
+                             ? "exit status " + std::to_string(status)
+                             : output.substr(error,
+                                             output.find('\n', error) - error)));
+        ms = 0;
+      }
+      progress(at + ": " + schedule + " " + cell);
+      if (!autoscheduled) {
+        attncMs = ms;
+        row.push_back(cell);
+        continue;
+      }
+      if (ms > 0 && attncMs > 0)
+        cell += " (" + ratio(ms, attncMs) + ")";
+      row.push_back(cell);
+      if (ms > 0)
+        best = best == 0 ? ms : std::min(best, ms);
+    }
+    row.push_back(best > 0 && attncMs > 0 ? ratio(best, attncMs) : "-");
     table.addRow(row);
+    llvm::sys::fs::remove(file);
   }
   return table;
 }

@@ -21,11 +21,17 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
 #include <thread>
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace attnc::driver {
 
@@ -315,7 +321,55 @@ static int checkAgainstDefault(const RunOptions &options, const Prepared &p) {
           " in output '" + worstName + "'"));
 }
 
+/// With one of Halide's autoschedulers, runs `command` in a child process
+/// forked before anything else (no thread exists yet) and returns its exit
+/// status: a schedule of theirs can crash the kernel (Mullapudi2016's of a
+/// GAU layer at n = 2048 reads out of bounds), and that must end as an
+/// error message, not as attnc's crash. Otherwise runs it here.
+static int isolatedIfAutoscheduled(const RunOptions &options,
+                                   int (*command)(const RunOptions &)) {
+  std::string autoscheduler = codegen::autoschedulerName(options.schedule);
+  if (autoscheduler.empty())
+    return command(options);
+  llvm::outs().flush();
+  llvm::errs().flush();
+  pid_t child = fork();
+  if (child < 0)
+    return command(options);
+  if (child == 0) {
+    // The crash is the parent's to report: no LLVM stack dump here.
+    for (int crash : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT})
+      signal(crash, SIG_DFL);
+    int status = command(options);
+    llvm::outs().flush();
+    llvm::errs().flush();
+    _exit(status);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  return fail(Result::error(
+      ATTN_ERROR_RUNTIME,
+      "the kernel scheduled by Halide's " + autoscheduler +
+          " autoscheduler crashed (signal " + std::to_string(signal) + ", " +
+          strsignal(signal) + "); attnc's own schedules run this model"));
+}
+
+static int runModel(const RunOptions &options);
+static int benchModel(const RunOptions &options);
+
 int runCommand(const RunOptions &options) {
+  return isolatedIfAutoscheduled(options, runModel);
+}
+
+int benchCommand(const RunOptions &options) {
+  return isolatedIfAutoscheduled(options, benchModel);
+}
+
+static int runModel(const RunOptions &options) {
   std::unique_ptr<Prepared> p = prepare(options);
   if (!p)
     return 1;
@@ -361,7 +415,7 @@ int runCommand(const RunOptions &options) {
   return checkAgainstDefault(options, *p);
 }
 
-int benchCommand(const RunOptions &options) {
+static int benchModel(const RunOptions &options) {
   std::unique_ptr<Prepared> p = prepare(options);
   if (!p)
     return 1;
