@@ -466,8 +466,11 @@ int main(int argc, char **argv) {
     std::printf("%sautoschedulers (--autoschedulers N): the layer's plain "
                 "algorithm scheduled by Halide 14's Mullapudi2016, Li2018 and "
                 "Adams2019 (default settings) for n = N, batch 1, these "
-                "threads and this machine's cache; ms (its time / attnc's); "
-                "wrong: outputs differ from attnc's by more than 1e-4.\n",
+                "threads and this machine's cache, each run by `attnc bench` in a "
+                "process of its own; ms (its time / attnc's); wrong: outputs "
+                "differ from attnc's by more than 1e-4; crashed / error: the "
+                "kernel crashed, or Halide could not compile the schedule "
+                "(see the notes).\n",
                 bullet);
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
