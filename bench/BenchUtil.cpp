@@ -235,6 +235,8 @@ std::string blasDescription() {
   return os.str();
 }
 
+std::string blasCoreName() { return openblas_get_corename(); }
+
 void setBlasThreads(int threads) { openblas_set_num_threads(threads); }
 
 void sgemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
@@ -245,6 +247,7 @@ void sgemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
 #else
 bool haveBlas() { return false; }
 std::string blasDescription() { return "none"; }
+std::string blasCoreName() { return ""; }
 void setBlasThreads(int) {}
 void sgemm(int64_t, int64_t, int64_t, const float *, const float *, float *) {
   std::fprintf(stderr, "sgemm: built without CBLAS\n");

@@ -110,6 +110,9 @@ bool haveBlas();
 /// threads"), or "none".
 std::string blasDescription();
 
+/// OpenBLAS's kernel family for this CPU ("SkylakeX"), or "" without it.
+std::string blasCoreName();
+
 /// Sets the BLAS thread count (no-op without OpenBLAS).
 void setBlasThreads(int threads);
 

@@ -60,7 +60,7 @@ void usage() {
       "                       (Mullapudi2016, Li2018, Adams2019) at n = N;\n"
       "                       Adams2019 searches for minutes per layer\n"
       "  --keep-openblas-env  keep OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE for "
-      "the sgemm peer\n");
+      "the sgemm peer, and OpenBLAS's own choice of kernels\n");
 }
 
 bool parseOptions(int argc, char **argv, Options &o) {
@@ -106,13 +106,27 @@ bool parseOptions(int argc, char **argv, Options &o) {
 
 /// OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE hold OpenBLAS to old kernels and are
 /// read when the library loads, so the sgemm peer needs a fresh process:
-/// re-execute once without them. attnc itself does not use OpenBLAS.
-void reexecWithoutBlasOverrides(char **argv) {
-  if (!haveBlas() || getenv("ATTNC_BENCH_REEXEC") ||
-      (!getenv("OPENBLAS_CORETYPE") && !getenv("OPENBLAS_L2_SIZE")))
+/// re-execute once without them. OpenBLAS 0.3.21 also falls back to its
+/// Prescott (SSE3) kernels on CPUs it does not recognise (in some VMs, with
+/// AVX-512): then the re-executed process asks for its SkylakeX kernels
+/// (Haswell with AVX2 and FMA only), the best this CPU runs. attnc itself
+/// does not use OpenBLAS.
+void reexecForBestBlas(char **argv) {
+  if (!haveBlas() || getenv("ATTNC_BENCH_REEXEC"))
+    return;
+  bool overridden = getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE");
+  std::string best = __builtin_cpu_supports("avx512f") ? "SkylakeX"
+                     : __builtin_cpu_supports("avx2") &&
+                             __builtin_cpu_supports("fma")
+                         ? "Haswell"
+                         : "";
+  bool fellBack = !best.empty() && blasCoreName() == "Prescott";
+  if (!overridden && !fellBack)
     return;
   unsetenv("OPENBLAS_CORETYPE");
   unsetenv("OPENBLAS_L2_SIZE");
+  if (fellBack)
+    setenv("OPENBLAS_CORETYPE", best.c_str(), 1);
   setenv("ATTNC_BENCH_REEXEC", "1", 1);
   execv("/proc/self/exe", argv);
   std::perror("attnc-bench: re-exec failed; keeping the OpenBLAS overrides");
@@ -239,7 +253,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (!o.keepBlasEnv)
-    reexecWithoutBlasOverrides(argv);
+    reexecForBestBlas(argv);
   // Halide reads its thread count when its runtime first starts.
   setenv("HL_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
   setBlasThreads(o.threads);
@@ -472,6 +486,12 @@ int main(int argc, char **argv) {
                 "kernel crashed, or Halide could not compile the schedule "
                 "(see the notes).\n",
                 bullet);
+  if (getenv("ATTNC_BENCH_REEXEC") && getenv("OPENBLAS_CORETYPE") &&
+      !o.keepBlasEnv)
+    notes.push_back(std::string("OpenBLAS chose its Prescott kernels for "
+                                "this CPU; the sgemm peer runs its ") +
+                    getenv("OPENBLAS_CORETYPE") +
+                    " kernels (OPENBLAS_CORETYPE), the best this CPU runs");
   std::sort(notes.begin(), notes.end());
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
   for (const std::string &note : notes)
