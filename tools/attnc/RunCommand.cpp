@@ -207,18 +207,27 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     fail(parsed);
     return nullptr;
   }
-  // attn-tile's policies, or one of Halide's autoschedulers on the plain
+  // attn-tile's policies, `tuned` (the default policy with the tuning
+  // database's schedules), or one of Halide's autoschedulers on the plain
   // (naive) algorithm, for the sizes and threads of this run.
   std::string autoscheduler = codegen::autoschedulerName(options.schedule);
+  bool tuned = options.schedule == "tuned";
   std::optional<SchedulePolicy> policy =
-      autoscheduler.empty() ? parseSchedulePolicy(options.schedule)
-                            : SchedulePolicy::Naive;
+      !autoscheduler.empty() ? SchedulePolicy::Naive
+      : tuned                ? SchedulePolicy::Default
+                             : parseSchedulePolicy(options.schedule);
   if (!policy) {
     std::string known;
     for (const std::string &name : codegen::autoschedulerOptions())
       known += ", " + name;
-    fail(usage(unknownSchedulePolicy(options.schedule) + ", or Halide's "
-               "autoschedulers" + known));
+    fail(usage(unknownSchedulePolicy(options.schedule) +
+               ", tuned (with --tuning-db), or Halide's autoschedulers" +
+               known));
+    return nullptr;
+  }
+  if (tuned && options.tuningDb.empty()) {
+    fail(usage("--schedule tuned takes its schedules from a tuning database: "
+               "give --tuning-db FILE (attnc tune makes one)"));
     return nullptr;
   }
   auto p = std::make_unique<Prepared>();

@@ -133,7 +133,7 @@ cl::opt<std::string> targetSpec(cl::cat(attncOptions), "target",
                                 cl::sub(benchCmd), cl::sub(compileCmd),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(tuneCmd));
 cl::opt<std::string> schedule(cl::cat(attncOptions), "schedule",
-                              cl::desc("default or naive; with run and bench also Halide's autoschedulers mullapudi2016, li2018 or adams2019"), cl::init("default"),
+                              cl::desc("default or naive; with run and bench also tuned (with --tuning-db) or Halide's autoschedulers mullapudi2016, li2018 or adams2019"), cl::init("default"),
                               cl::sub(runCmd), cl::sub(benchCmd),
                               cl::sub(compileCmd),
                               cl::sub(cl::SubCommand::getTopLevel()));
