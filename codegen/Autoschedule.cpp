@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Autoschedule.h"
+#include "codegen/Jit.h"
 #include "codegen/LoweringImpl.h"
 
 #include <unistd.h>
@@ -68,21 +69,12 @@ static std::string loadPlugin(const std::string &name) {
   return "";
 }
 
-std::string concreteShape(const TensorInfo &info,
-                          const std::map<std::string, int64_t> &values,
-                          std::vector<int64_t> &shape) {
-  shape = info.shape;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] >= 0)
-      continue;
-    auto it = values.find(info.dims[i]);
-    if (it == values.end())
-      return "the autoscheduler needs a value for runtime dim '" +
-             info.dims[i] + "' of '" + info.name + "' (give --dim " +
-             info.dims[i] + "=N)";
-    shape[i] = it->second;
-  }
-  return "";
+std::string autoscheduleShape(const TensorInfo &info, const std::string &role,
+                              const std::map<std::string, int64_t> &dims,
+                              std::vector<int64_t> &shape) {
+  runtime::Result bound = boundShape(info, role, dims, shape);
+  return bound.ok() ? "" : "the autoscheduler needs the run's sizes: " +
+                               bound.message;
 }
 
 /// The estimate of a tensor of `shape` (MLIR order): Halide's region,
@@ -107,13 +99,13 @@ std::string autoschedule(const Lowering &lowering, Pipeline &pipeline,
   std::vector<std::vector<int64_t>> inputShapes(lowering.inputs.size()),
       outputShapes(lowering.outputs.size());
   for (size_t i = 0; i < inputShapes.size(); ++i)
-    if (std::string error = concreteShape(lowering.inputs[i],
-                                          options.estimates, inputShapes[i]);
+    if (std::string error = autoscheduleShape(
+            lowering.inputs[i], "input", options.estimates, inputShapes[i]);
         !error.empty())
       return error;
   for (size_t i = 0; i < outputShapes.size(); ++i)
-    if (std::string error = concreteShape(lowering.outputs[i],
-                                          options.estimates, outputShapes[i]);
+    if (std::string error = autoscheduleShape(
+            lowering.outputs[i], "output", options.estimates, outputShapes[i]);
         !error.empty())
       return error;
   return autoschedule(lowering, pipeline, options, inputShapes, outputShapes);

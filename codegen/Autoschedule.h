@@ -46,11 +46,12 @@ std::string autoschedule(const Lowering &lowering, Halide::Pipeline &pipeline,
 std::string autoschedule(const Lowering &lowering, Halide::Pipeline &pipeline,
                          const CodegenOptions &options);
 
-/// `info`'s shape with its runtime dims replaced by their `values`
-/// (`shape`); "" or the error naming a dim without a value.
-std::string concreteShape(const TensorInfo &info,
-                          const std::map<std::string, int64_t> &values,
-                          std::vector<int64_t> &shape);
+/// The shape the autoscheduler schedules `info` (the model's `role`) for:
+/// boundShape's with `dims` (Jit.h); "" or its error, saying that the
+/// autoscheduler needs the run's sizes.
+std::string autoscheduleShape(const TensorInfo &info, const std::string &role,
+                              const std::map<std::string, int64_t> &dims,
+                              std::vector<int64_t> &shape);
 
 } // namespace attnc::codegen
 

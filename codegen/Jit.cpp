@@ -7,6 +7,7 @@
 #include "codegen/Jit.h"
 #include "codegen/Resources.h"
 
+#include <cmath>
 #include <functional>
 #include <random>
 
@@ -193,6 +194,58 @@ TensorMap randomWeights(const std::vector<TensorInfo> &weights, uint64_t seed) {
   return result;
 }
 
+runtime::Result boundShape(const TensorInfo &info, const std::string &role,
+                           const std::map<std::string, int64_t> &dims,
+                           std::vector<int64_t> &shape) {
+  using runtime::Result;
+  shape.clear();
+  for (size_t i = 0; i < info.shape.size(); ++i) {
+    if (info.shape[i] >= 0) {
+      shape.push_back(info.shape[i]);
+      continue;
+    }
+    auto it = dims.find(info.dims[i]);
+    if (it == dims.end())
+      return Result::error(ATTN_ERROR_ARGUMENT,
+                           role + " '" + info.name + "' has runtime dim '" +
+                               info.dims[i] + "'; give its size with --dim " +
+                               info.dims[i] + "=<size>");
+    if (it->second < 1)
+      return Result::error(ATTN_ERROR_ARGUMENT,
+                           "runtime dim '" + info.dims[i] +
+                               "' must be at least 1, not " +
+                               std::to_string(it->second));
+    shape.push_back(it->second);
+  }
+  return Result::success();
+}
+
+double outputDifference(const TensorMap &got, const TensorMap &reference,
+                        std::string *worstOutput) {
+  double worst = 0;
+  for (const auto &[name, want] : reference) {
+    auto it = got.find(name);
+    double relative = INFINITY;
+    if (it != got.end() && it->second.shape == want.shape) {
+      double scale = 0, diff = 0;
+      for (size_t i = 0; i < want.data.size(); ++i) {
+        scale = std::max(scale, double(std::fabs(want.data[i])));
+        double d = std::fabs(double(it->second.data[i]) - want.data[i]);
+        if (!(d <= diff)) // NaN counts as worse than anything
+          diff = std::isnan(d) ? INFINITY : d;
+      }
+      // Not finite when the reference's own output is not.
+      relative = !std::isfinite(scale) ? INFINITY
+                 : scale > 0           ? diff / scale
+                                       : diff;
+    }
+    if (worstOutput && (worstOutput->empty() || relative > worst))
+      *worstOutput = name;
+    worst = std::max(worst, relative);
+  }
+  return worst;
+}
+
 runtime::Result inputShapes(const std::vector<TensorInfo> &inputs,
                             const std::map<std::string, int64_t> &dims,
                             std::vector<std::vector<int64_t>> &shapes,
@@ -201,24 +254,8 @@ runtime::Result inputShapes(const std::vector<TensorInfo> &inputs,
   shapes.clear();
   for (const TensorInfo &info : inputs) {
     std::vector<int64_t> shape;
-    for (size_t i = 0; i < info.shape.size(); ++i) {
-      if (info.shape[i] >= 0) {
-        shape.push_back(info.shape[i]);
-        continue;
-      }
-      auto it = dims.find(info.dims[i]);
-      if (it == dims.end())
-        return Result::error(ATTN_ERROR_ARGUMENT,
-                             "input '" + info.name + "' has runtime dim '" +
-                                 info.dims[i] + "'; give its size with --dim " +
-                                 info.dims[i] + "=<size>");
-      if (it->second < 1)
-        return Result::error(ATTN_ERROR_ARGUMENT,
-                             "runtime dim '" + info.dims[i] +
-                                 "' must be at least 1, not " +
-                                 std::to_string(it->second));
-      shape.push_back(it->second);
-    }
+    if (Result bound = boundShape(info, "input", dims, shape); !bound.ok())
+      return bound;
     Result fits =
         checkBufferSize("input '" + info.name + "'", shape, maxBytes);
     if (!fits.ok())

@@ -74,6 +74,22 @@ TensorMap randomWeights(const std::vector<TensorInfo> &weights, uint64_t seed);
 HostTensor randomTensor(const std::vector<int64_t> &shape, uint64_t seed,
                         const std::string &name);
 
+/// The shape (MLIR order) of `info`, the model's `role` ("input",
+/// "output"), with its runtime dims bound from `dims`; ATTN_ERROR_ARGUMENT
+/// naming the tensor and the dim when one is missing from `dims`, or
+/// naming the dim when its size is below 1.
+runtime::Result boundShape(const TensorInfo &info, const std::string &role,
+                           const std::map<std::string, int64_t> &dims,
+                           std::vector<int64_t> &shape);
+
+/// The largest difference between two sets of outputs, relative to the
+/// largest magnitude of each of `reference`'s outputs (absolute where that
+/// is 0); infinity for a NaN, an output `got` lacks or shapes that differ,
+/// or a reference that is not finite. `worstOutput`, when given, gets the
+/// name of the output where it is largest.
+double outputDifference(const TensorMap &got, const TensorMap &reference,
+                        std::string *worstOutput = nullptr);
+
 /// Shapes of the inputs with runtime dims bound from `dims` (`n` -> 1024);
 /// ATTN_ERROR_ARGUMENT when a runtime dim is missing from `dims` or below
 /// 1, ATTN_ERROR_OUT_OF_MEMORY when an input would exceed the limits of one

@@ -191,7 +191,8 @@ std::string Program::autoschedule(const CodegenOptions &options) {
       weightShapes, outputShapes(outputs.size()), tempShapes(temps);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (std::string error =
-            concreteShape(inputs[i], options.estimates, inputShapes[i]);
+            autoscheduleShape(inputs[i], "input", options.estimates,
+                              inputShapes[i]);
         !error.empty())
       return error;
   for (const TensorInfo &weight : weights)

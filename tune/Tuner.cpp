@@ -28,6 +28,7 @@
 namespace attnc::tune {
 
 using codegen::TensorMap;
+using codegen::outputDifference;
 using mlir::attn::ScheduleAttr;
 using mlir::attn::ScheduleParams;
 
@@ -85,28 +86,6 @@ std::string duration(double seconds) {
   if (s >= 60)
     return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
   return std::to_string(s) + "s";
-}
-
-/// The largest difference between two sets of outputs, relative to the
-/// largest magnitude of `reference`; infinity when their shapes differ.
-double outputDifference(const TensorMap &got, const TensorMap &reference) {
-  double worst = 0;
-  for (const auto &[name, want] : reference) {
-    auto it = got.find(name);
-    if (it == got.end() || it->second.shape != want.shape)
-      return INFINITY;
-    double scale = 0, diff = 0;
-    for (size_t i = 0; i < want.data.size(); ++i) {
-      scale = std::max(scale, double(std::fabs(want.data[i])));
-      double d = std::fabs(double(it->second.data[i]) - want.data[i]);
-      if (!(d <= diff)) // NaN counts as worse than anything
-        diff = std::isnan(d) ? INFINITY : d;
-    }
-    if (!std::isfinite(scale))
-      return INFINITY; // the default's own output is not finite
-    worst = std::max(worst, scale > 0 ? diff / scale : diff);
-  }
-  return worst;
 }
 
 /// A schedule as its attribute text (the database's spelling).

@@ -105,7 +105,8 @@ TEST(Autoschedule, RuntimeDimWithoutValueIsAnError) {
                            autoscheduled("Mullapudi2016", {{"b", 1}}));
   EXPECT_FALSE(model->jit);
   EXPECT_NE(model->diagnostics.find(
-                "the autoscheduler needs a value for runtime dim 'n'"),
+                "the autoscheduler needs the run's sizes: input 'x' has "
+                "runtime dim 'n'; give its size with --dim n=<size>"),
             std::string::npos)
       << model->diagnostics;
 }

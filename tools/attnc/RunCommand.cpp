@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <numeric>
 #include <thread>
@@ -299,22 +298,8 @@ static int checkAgainstDefault(const RunOptions &options, const Prepared &p) {
   if (Result ran = q->jit->runPrepared(q->inputs, q->weights, q->outputs);
       !ran.ok())
     return fail(ran);
-  double worst = 0;
   std::string worstName;
-  for (const auto &[name, want] : q->outputs) {
-    const HostTensor &got = p.outputs.at(name);
-    double scale = 0, difference = 0;
-    for (size_t i = 0; i < want.data.size(); ++i) {
-      scale = std::max(scale, double(std::abs(want.data[i])));
-      double d = std::abs(double(got.data[i]) - double(want.data[i]));
-      difference = std::isnan(d) ? INFINITY : std::max(difference, d);
-    }
-    double relative = difference / std::max(scale, 1e-30);
-    if (worstName.empty() || relative > worst) {
-      worst = relative;
-      worstName = name;
-    }
-  }
+  double worst = codegen::outputDifference(p.outputs, q->outputs, &worstName);
   if (worst <= 1e-4) {
     llvm::outs() << "check: the outputs of Halide's " << autoscheduler
                  << " schedule match attnc's default schedule's (max "
