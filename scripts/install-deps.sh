@@ -14,6 +14,7 @@ packages=(
   libhalide14-0-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libmimalloc-dev
   clang-19 libclang-rt-19-dev libfuzzer-19-dev nlohmann-json3-dev libsqlite3-dev
+  libopenmpi-dev openmpi-bin
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
 

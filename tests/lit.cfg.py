@@ -25,3 +25,13 @@ ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptx
 if os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# Distributed tuning (tune/Team.h): attnc built with MPI, and OpenMPI's
+# launcher. Several ranks on this one machine (--oversubscribe), as root
+# where the tests run as root; the ranks inherit the suite's environment.
+import shutil
+mpirun = shutil.which("mpirun")
+if config.attnc_mpi.upper() in ("1", "ON", "TRUE", "YES") and mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", mpirun + " --oversubscribe --allow-run-as-root"))

@@ -11,15 +11,19 @@
 #include "codegen/Jit.h"
 #include "codegen/Stopwatch.h"
 #include "driver/Session.h"
+#include "tune/Team.h"
 #include "tune/TuningDb.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "mlir/AsmParser/AsmParser.h"
 
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <tuple>
@@ -98,16 +102,62 @@ std::string scheduleText(mlir::MLIRContext &context, const ScheduleParams &p) {
 
 class Tuner {
 public:
-  Tuner(const TuneOptions &options, TuneResult &result, llvm::raw_ostream &log)
-      : options(options), result(result), log(log) {
+  Tuner(const TuneOptions &options, Team &team, TuneResult &result,
+        llvm::raw_ostream &log)
+      : options(options), team(team), result(result), log(log) {
     driver::prepareContext(printContext);
     printContext.loadAllAvailableDialects();
   }
 
+  /// What every rank does first: the model's units, weights and dims
+  /// (and, on rank 0, the database). False after an error.
+  bool setUp();
+  /// Whether every rank compiles for rank 0's target (reported on rank 0).
+  bool sameTargets();
+  /// Rank 0: the search.
   bool run();
+  /// The other ranks: the rounds rank 0 hands out, until it stops them.
+  bool serve();
+  /// Rank 0: ends the other ranks' serve() (its result is `ok`).
+  void stopTeam(bool ok);
 
 private:
   using Config = std::map<std::string, ScheduleParams>;
+
+  /// A candidate to measure: `point` for the unit `signature`, the other
+  /// units at `context`, at the runtime dims `dims`.
+  struct Job {
+    std::string dims, signature, label;
+    Config context;
+    ScheduleParams point;
+  };
+  /// A job compiled and ready to time.
+  struct Pending {
+    Job job;
+    codegen::JitModel *base = nullptr;
+    std::unique_ptr<codegen::JitModel> candidate;
+    std::string error;
+  };
+  nlohmann::json encodeJob(const Job &job);
+  bool decodeJob(const nlohmann::json &value, Job &job, std::string &error);
+  /// The inputs and the default schedules' outputs (`reference`) of the
+  /// dims `dimsText`, compiled and timed unless they are the current ones.
+  bool useDims(const std::string &dimsText, Timing *timing, std::string &error);
+  /// The model with `context`'s schedules at the current dims, kept loaded
+  /// while the context stays: every candidate is timed beside it.
+  codegen::JitModel *loadBase(const Config &context, std::string &error);
+  Pending compileJob(const Job &job);
+  Trial measureJob(Pending &pending);
+  /// One round: `jobs[i]` compiled and measured by rank i (rank 0's alone
+  /// without MPI); every rank calls it with rank 0's `message`. On rank 0,
+  /// the trials in job order.
+  std::vector<Trial> round(const std::string &message);
+  /// This rank's name in the trials it measures.
+  std::string hostLabel() const {
+    return team.size() > 1
+               ? hostName() + " (rank " + std::to_string(team.rank()) + ")"
+               : hostName();
+  }
 
   /// A session on the model with the schedules of `config` (and, with a
   /// database, attn-apply-tuning's); null with `error` set.
@@ -138,6 +188,7 @@ private:
   double elapsed() const { return millisSince(start) / 1000; }
 
   const TuneOptions &options;
+  Team &team;
   TuneResult &result;
   llvm::raw_ostream &log;
   SteadyClock::time_point start = SteadyClock::now();
@@ -152,7 +203,11 @@ private:
   std::map<std::string, Trial> replay;
 
   // The dims set being tuned.
+  std::string currentDims;
   TensorMap inputs, reference;
+  std::unique_ptr<codegen::JitModel> defaults; ///< All at attn-tile's.
+  std::string baseKey; ///< loadBase's dims and context.
+  std::unique_ptr<codegen::JitModel> base;
   Config best; ///< The tuned kernels' best schedules so far.
   double longestTrial = 0; ///< Seconds: the longest compile and timing.
 };
@@ -311,7 +366,8 @@ bool Tuner::record(Trial &trial) {
   trial.model = modelKey;
   trial.target = targetKey;
   trial.version = attncVersion();
-  trial.host = hostName();
+  if (trial.host.empty())
+    trial.host = hostLabel();
   trial.time = nowUtc();
   std::string error;
   if (!db->record(trial, error)) {
@@ -354,12 +410,195 @@ static void setTiming(Trial &trial, const Timing &timing, const Timing &base) {
   trial.defaultMs = base.medianMs;
 }
 
+nlohmann::json Tuner::encodeJob(const Job &job) {
+  nlohmann::json context = nlohmann::json::object();
+  for (const auto &[signature, params] : job.context)
+    context[signature] = scheduleText(printContext, params);
+  return {{"dims", job.dims},
+          {"signature", job.signature},
+          {"label", job.label},
+          {"schedule", scheduleText(printContext, job.point)},
+          {"context", context}};
+}
+
+bool Tuner::decodeJob(const nlohmann::json &value, Job &job,
+                      std::string &error) {
+  auto params = [&](const nlohmann::json &text, ScheduleParams &out) {
+    auto schedule = text.is_string()
+                        ? mlir::dyn_cast_or_null<ScheduleAttr>(
+                              mlir::parseAttribute(text.get<std::string>(),
+                                                   &printContext))
+                        : ScheduleAttr();
+    if (!schedule) {
+      error = "rank 0 sent a schedule this rank cannot read: " + text.dump();
+      return false;
+    }
+    out = schedule.getParams();
+    return true;
+  };
+  if (!value.is_object() || !value.contains("context") ||
+      !value["context"].is_object()) {
+    error = "rank 0 sent a job this rank cannot read";
+    return false;
+  }
+  job.dims = value.value("dims", "");
+  job.signature = value.value("signature", "");
+  job.label = value.value("label", "");
+  for (const auto &[signature, text] : value["context"].items())
+    if (!params(text, job.context[signature]))
+      return false;
+  return value.contains("schedule") && params(value["schedule"], job.point);
+}
+
+bool Tuner::useDims(const std::string &dimsText, Timing *timing,
+                    std::string &error) {
+  if (dimsText == currentDims && !timing)
+    return true;
+  std::optional<std::map<std::string, int64_t>> dims = parseDims(dimsText);
+  std::vector<std::vector<int64_t>> shapes;
+  runtime::Result bound = dims ? codegen::inputShapes(inputInfo, *dims, shapes)
+                               : runtime::Result::error(ATTN_ERROR_ARGUMENT, "bad dims '" +
+                                                        dimsText + "'");
+  if (!bound.ok()) {
+    error = bound.message;
+    return false;
+  }
+  currentDims.clear();
+  base.reset();
+  baseKey.clear();
+  inputs.clear();
+  for (size_t i = 0; i < shapes.size(); ++i)
+    inputs[inputInfo[i].name] =
+        codegen::randomTensor(shapes[i], options.seed + 1, inputInfo[i].name);
+  defaults = compile({}, error);
+  Timing measured;
+  reference.clear();
+  if (!defaults || !measure(*defaults, inputs, reference, measured, error)) {
+    error = "the model with its default schedules failed at " + dimsText +
+            ": " + error;
+    return false;
+  }
+  if (timing)
+    *timing = measured;
+  currentDims = dimsText;
+  return true;
+}
+
+codegen::JitModel *Tuner::loadBase(const Config &context, std::string &error) {
+  std::string key = currentDims;
+  for (const auto &[signature, params] : context)
+    key += "|" + signature + "=" + scheduleText(printContext, params);
+  if (base && key == baseKey)
+    return base.get();
+  base = compile(context, error);
+  baseKey = base ? key : "";
+  return base.get();
+}
+
+Tuner::Pending Tuner::compileJob(const Job &job) {
+  Pending pending;
+  pending.job = job;
+  std::string error;
+  if (!useDims(job.dims, nullptr, error)) {
+    pending.error = error;
+    return pending;
+  }
+  pending.base = loadBase(job.context, error);
+  if (!pending.base) {
+    pending.error = "the configuration without the candidate failed: " + error;
+    return pending;
+  }
+  Config config = job.context;
+  config[job.signature] = job.point;
+  pending.candidate = compile(config, pending.error);
+  return pending;
+}
+
+Trial Tuner::measureJob(Pending &pending) {
+  const Job &job = pending.job;
+  Trial trial;
+  trial.signature = job.signature;
+  trial.op = job.label;
+  trial.dims = job.dims;
+  trial.schedule = scheduleText(printContext, job.point);
+  trial.host = hostLabel();
+  TensorMap outputs;
+  Timing baseTiming, timing;
+  std::string error = pending.error;
+  if (!pending.candidate ||
+      !measurePair(*pending.base, *pending.candidate, outputs, baseTiming,
+                   timing, error)) {
+    trial.status = "failed";
+    trial.message = error.empty() ? "unknown failure" : error;
+    return trial;
+  }
+  setTiming(trial, timing, baseTiming);
+  trial.error = outputDifference(outputs, reference);
+  if (!(trial.error <= 1e-4)) {
+    trial.status = "wrong";
+    trial.message = "outputs differ from the default schedules' by " +
+                    std::to_string(trial.error) +
+                    " (relative to the largest output)";
+  }
+  return trial;
+}
+
+std::vector<Trial> Tuner::round(const std::string &message) {
+  nlohmann::json jobs = nlohmann::json::parse(message, nullptr, false);
+  nlohmann::json mine;
+  if (jobs.is_array() && size_t(team.rank()) < jobs.size())
+    mine = jobs[team.rank()];
+  // Every rank compiles at once; the ranks of a host then measure in turn.
+  std::optional<Pending> pending;
+  if (!mine.is_null()) {
+    Job job;
+    pending.emplace();
+    if (decodeJob(mine, job, pending->error))
+      pending = compileJob(job);
+    else
+      pending->job.label = mine.value("label", "?");
+  }
+  std::vector<Trial> measured;
+  team.hostTurns([&] {
+    if (pending)
+      measured.push_back(measureJob(*pending));
+  });
+  std::vector<Trial> trials;
+  for (const std::string &text : team.gather(encodeTrials(measured))) {
+    std::vector<Trial> theirs;
+    std::string error;
+    if (!decodeTrials(text, theirs, error)) {
+      Trial lost;
+      lost.status = "failed";
+      lost.message = "a rank's result could not be read: " + error;
+      theirs.push_back(lost);
+    }
+    trials.insert(trials.end(), theirs.begin(), theirs.end());
+  }
+  return trials;
+}
+
+bool Tuner::serve() {
+  while (true) {
+    std::string message = team.broadcast("");
+    nlohmann::json stop = nlohmann::json::parse(message, nullptr, false);
+    if (stop.is_object())
+      return stop.value("ok", false);
+    round(message);
+  }
+}
+
+void Tuner::stopTeam(bool ok) {
+  if (team.size() > 1)
+    team.broadcast(nlohmann::json{{"ok", ok}}.dump());
+}
+
 bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
                      double deadline, int64_t trialShare) {
   std::string dimsText = formatDims(dims);
   // The configuration this kernel is tuned in: the kernels before it at
-  // their best, this one at its default. It stays loaded: every candidate
-  // is timed in alternation with it.
+  // their best, this one at its default. Every candidate is timed in
+  // alternation with it.
   Config context = best;
   context[unit.signature] = unit.defaults;
   std::string defaultText = scheduleText(printContext, unit.defaults);
@@ -368,28 +607,16 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
                           "|" + schedule);
     return it == replay.end() ? nullptr : &it->second;
   };
-  std::unique_ptr<codegen::JitModel> base;
-  auto loadBase = [&]() {
-    if (base)
-      return true;
-    std::string error;
-    base = compile(context, error);
-    if (!base)
-      log << "error: the default schedules of " << unit.label
-          << " failed: " << error << "\n";
-    return bool(base);
-  };
   // The default's own trial: replayed, or measured now.
   double unitBaseline = 0;
   if (const Trial *old = replayed(defaultText)) {
     unitBaseline = old->medianMs;
   } else {
-    if (!loadBase())
-      return false;
     std::string error;
+    codegen::JitModel *defaults = loadBase(context, error);
     TensorMap outputs;
     Timing timing;
-    if (!measure(*base, inputs, outputs, timing, error)) {
+    if (!defaults || !measure(*defaults, inputs, outputs, timing, error)) {
       log << "error: the default schedules of " << unit.label
           << " failed: " << error << "\n";
       return false;
@@ -402,7 +629,9 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
       return false;
     unitBaseline = timing.medianMs;
   }
-  double reportedBaseline = unitBaseline;
+  // Each host's time of the configuration without the candidate, as last
+  // reported: a move of over 10% is a change of that machine's speed.
+  std::map<std::string, double> baselines{{hostLabel(), unitBaseline}};
 
   // Candidates: indices into the space; the default's own point is not one.
   std::vector<size_t> candidates;
@@ -428,104 +657,49 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
     return from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)];
   };
   // With a budget, the trials that fit in this kernel's share at the
-  // longest trial's length so far.
+  // longest round's length so far, a round measuring a trial per rank.
   int64_t fit = trialShare;
   if (options.budgetSeconds > 0)
     fit = std::min<int64_t>(
         fit, int64_t(std::max(0.0, deadline - elapsed()) /
-                     std::max(longestTrial, 1e-3)));
+                     std::max(longestTrial, 1e-3)) *
+                 team.size());
   bool exhaustive = int64_t(candidates.size()) <= fit;
   int64_t planned = std::min<int64_t>(std::max<int64_t>(fit, 1),
                                       int64_t(candidates.size()));
   auto unitStart = SteadyClock::now();
-  // A trial starts only when one as long as the longest so far ends
-  // before the deadline.
-  while (done.size() < candidates.size() && trials < trialShare &&
-         (options.budgetSeconds <= 0 || elapsed() + longestTrial <= deadline)) {
-    auto trialStart = SteadyClock::now();
-    size_t next = SIZE_MAX;
+  auto more = [&] {
+    return done.size() < candidates.size() && trials < trialShare;
+  };
+  // The next candidate: in order when exhaustive; otherwise the neighbours
+  // of the best point so far, then the default's, then anywhere.
+  auto choose = [&]() -> size_t {
     if (exhaustive) {
       for (size_t i : candidates)
-        if (!done.count(i)) {
-          next = i;
-          break;
-        }
-    } else {
-      // The neighbours of the best point so far, then the default's,
-      // then anywhere.
-      if (bestIndex != SIZE_MAX)
-        next = pick(neighboursOf(unit.space[bestIndex]));
-      if (next == SIZE_MAX)
-        next = pick(neighboursOf(unit.defaults));
-      if (next == SIZE_MAX) {
-        std::vector<size_t> rest;
-        for (size_t i : candidates)
-          if (!done.count(i))
-            rest.push_back(i);
-        next = pick(rest);
-      }
+        if (!done.count(i))
+          return i;
     }
-    done.insert(next);
-    ++trials;
-    const ScheduleParams &point = unit.space[next];
-    std::string text = scheduleText(printContext, point);
-    Trial trial;
-    if (const Trial *old = replayed(text)) {
-      trial = *old;
-    } else {
-      if (!loadBase())
-        return false;
-      trial = newTrial(unit, dimsText, text);
-      Config config = context;
-      config[unit.signature] = point;
-      std::string error;
-      std::unique_ptr<codegen::JitModel> jit = compile(config, error);
-      TensorMap outputs;
-      Timing baseTiming, timing;
-      if (!jit ||
-          !measurePair(*base, *jit, outputs, baseTiming, timing, error)) {
-        trial.status = "failed";
-        trial.message = error.empty() ? "unknown failure" : error;
-      } else {
-        setTiming(trial, timing, baseTiming);
-        trial.error = outputDifference(outputs, reference);
-        if (!(trial.error <= 1e-4)) {
-          trial.status = "wrong";
-          trial.message = "outputs differ from the default schedules' by " +
-                          std::to_string(trial.error) +
-                          " (relative to the largest output)";
-        }
-        // The configuration without the candidate ran beside it: a change
-        // of the machine's speed shows there (and cancels in the ratio).
-        double change = baseTiming.medianMs / reportedBaseline - 1;
-        if (std::fabs(change) > 0.10) {
-          progress("", false);
-          log << "note: the machine's speed changed: " << unit.label
-              << "'s default configuration took "
-              << llvm::format("%.2f ms, now %.2f ms (%+.0f%%)",
-                              reportedBaseline, baseTiming.medianMs,
-                              change * 100)
-              << "; each candidate is compared with it in the same run\n";
-          reportedBaseline = baseTiming.medianMs;
-        }
-      }
-      if (!record(trial))
-        return false;
-      longestTrial = std::max(longestTrial, millisSince(trialStart) / 1000);
-      if (trial.status != "ok") {
-        progress("", false);
-        log << (trial.status == "wrong" ? "warning: wrong output (a bug in "
-                                          "attnc; please report it): "
-                                        : "note: failed: ")
-            << unit.label << " with " << text << ": "
-            << llvm::StringRef(trial.message).split('\n').first << "\n";
-      }
+    size_t next = SIZE_MAX;
+    if (bestIndex != SIZE_MAX)
+      next = pick(neighboursOf(unit.space[bestIndex]));
+    if (next == SIZE_MAX)
+      next = pick(neighboursOf(unit.defaults));
+    if (next == SIZE_MAX) {
+      std::vector<size_t> rest;
+      for (size_t i : candidates)
+        if (!done.count(i))
+          rest.push_back(i);
+      next = pick(rest);
     }
+    return next;
+  };
+  // A trial counted: the best so far, and the progress line.
+  auto account = [&](size_t index, const Trial &trial) {
     wrong += trial.status == "wrong";
     failed += trial.status == "failed";
     if (trial.status == "ok" && trial.ratio() < bestRatio) {
       bestRatio = trial.ratio();
-      bestIndex = next;
+      bestIndex = index;
     }
     std::string line;
     llvm::raw_string_ostream os(line);
@@ -539,6 +713,69 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
          << duration(millisSince(unitStart) / 1000 / double(trials) *
                      double(std::max<int64_t>(0, planned - trials)));
     progress(os.str(), false);
+  };
+  // A round starts only when one as long as the longest so far ends
+  // before the deadline.
+  while (more() &&
+         (options.budgetSeconds <= 0 || elapsed() + longestTrial <= deadline)) {
+    auto roundStart = SteadyClock::now();
+    // A candidate for each rank; trials recorded by the resumed run are
+    // replayed, not measured again.
+    std::vector<Job> jobs;
+    std::vector<size_t> indices;
+    while (more() && int(jobs.size()) < team.size()) {
+      size_t next = choose();
+      done.insert(next);
+      ++trials;
+      const ScheduleParams &point = unit.space[next];
+      if (const Trial *old = replayed(scheduleText(printContext, point))) {
+        account(next, *old);
+        continue;
+      }
+      jobs.push_back({dimsText, unit.signature, unit.label, context, point});
+      indices.push_back(next);
+    }
+    if (jobs.empty())
+      continue;
+    nlohmann::json message = nlohmann::json::array();
+    for (const Job &job : jobs)
+      message.push_back(encodeJob(job));
+    std::vector<Trial> measured = round(team.broadcast(message.dump()));
+    for (size_t i = 0; i < measured.size() && i < jobs.size(); ++i) {
+      Trial &trial = measured[i];
+      trial.signature = unit.signature;
+      trial.op = unit.label;
+      trial.dims = dimsText;
+      if (trial.status != "failed") {
+        // The configuration without the candidate ran beside it: a change
+        // of the machine's speed shows there (and cancels in the ratio).
+        auto [it, first] = baselines.emplace(trial.host, trial.defaultMs);
+        double change = trial.defaultMs / it->second - 1;
+        if (!first && std::fabs(change) > 0.10) {
+          progress("", false);
+          log << "note: the machine's speed changed";
+          if (team.size() > 1)
+            log << " on " << trial.host;
+          log << ": " << unit.label << "'s default configuration took "
+              << llvm::format("%.2f ms, now %.2f ms (%+.0f%%)", it->second,
+                              trial.defaultMs, change * 100)
+              << "; each candidate is compared with it in the same run\n";
+          it->second = trial.defaultMs;
+        }
+      }
+      if (!record(trial))
+        return false;
+      if (trial.status != "ok") {
+        progress("", false);
+        log << (trial.status == "wrong" ? "warning: wrong output (a bug in "
+                                          "attnc; please report it): "
+                                        : "note: failed: ")
+            << unit.label << " with " << trial.schedule << ": "
+            << llvm::StringRef(trial.message).split('\n').first << "\n";
+      }
+      account(indices[i], trial);
+    }
+    longestTrial = std::max(longestTrial, millisSince(roundStart) / 1000);
   }
   if (bestIndex != SIZE_MAX)
     best[unit.signature] = unit.space[bestIndex];
@@ -568,26 +805,13 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
 
 bool Tuner::tuneDims(const std::map<std::string, int64_t> &dims,
                      double deadline) {
-  std::vector<std::vector<int64_t>> shapes;
-  runtime::Result bound = codegen::inputShapes(inputInfo, dims, shapes);
-  if (!bound.ok()) {
-    log << "error: " << bound.message << "\n";
-    return false;
-  }
-  inputs.clear();
-  for (size_t i = 0; i < shapes.size(); ++i)
-    inputs[inputInfo[i].name] =
-        codegen::randomTensor(shapes[i], options.seed + 1, inputInfo[i].name);
   best.clear();
   // The default schedules' outputs and time.
   auto compileStart = SteadyClock::now();
   std::string error;
-  std::unique_ptr<codegen::JitModel> defaults = compile({}, error);
   Timing timing;
-  if (!defaults ||
-      !measure(*defaults, inputs, reference, timing, error)) {
-    log << "error: the model with its default schedules failed at "
-        << formatDims(dims) << ": " << error << "\n";
+  if (!useDims(formatDims(dims), &timing, error)) {
+    log << "error: " << error << "\n";
     return false;
   }
   longestTrial = millisSince(compileStart) / 1000;
@@ -653,12 +877,14 @@ bool Tuner::tuneDims(const std::map<std::string, int64_t> &dims,
   return true;
 }
 
-bool Tuner::run() {
+bool Tuner::setUp() {
   std::string error;
-  db = TuningDb::open(options.db, /*create=*/true, error);
-  if (!db) {
-    log << "error: " << error << "\n";
-    return false;
+  if (team.rank() == 0) {
+    db = TuningDb::open(options.db, /*create=*/true, error);
+    if (!db) {
+      log << "error: " << error << "\n";
+      return false;
+    }
   }
   if (!discoverUnits())
     return false;
@@ -680,7 +906,25 @@ bool Tuner::run() {
       log << ")\n";
       return false;
     }
+  return true;
+}
 
+bool Tuner::sameTargets() {
+  // Every rank measures for the database's one target: hosts of another
+  // kind (other CPU features) would record their times under it.
+  std::vector<std::string> targets = team.gather(targetKey);
+  bool same = true;
+  for (size_t r = 1; r < targets.size() && same; ++r)
+    if (targets[r] != targetKey) {
+      log << "error: rank " << r << " runs on another kind of machine ("
+          << targets[r] << ", rank 0: " << targetKey
+          << "); tune each kind of machine in a run of its own\n";
+      same = false;
+    }
+  return team.broadcast(same ? "1" : "0") == "1";
+}
+
+bool Tuner::run() {
   // This run's trials go under a session of their own, or the resumed one.
   session = nowUtc() + "-" + std::to_string(getpid());
   if (options.resume) {
@@ -706,8 +950,11 @@ bool Tuner::run() {
           << " trials recorded)\n";
     }
   }
-  log << "tuning " << modelKey << " for " << targetKey << ": " << units.size()
-      << " kernels";
+  log << "tuning " << modelKey << " for " << targetKey;
+  if (team.size() > 1)
+    log << " on " << team.size() << " ranks (" << team.hosts()
+        << (team.hosts() == 1 ? " host" : " hosts") << ")";
+  log << ": " << units.size() << " kernels";
   for (const Unit &unit : units)
     log << "; " << unit.label << " (" << unit.space.size() << " points)";
   log << "\n";
@@ -726,10 +973,33 @@ bool Tuner::run() {
 
 } // namespace
 
-bool tune(const TuneOptions &options, TuneResult &result,
+bool tune(const TuneOptions &options, Team &team, TuneResult &result,
           llvm::raw_ostream &log) {
-  Tuner tuner(options, result, log);
-  return tuner.run();
+  // The other ranks' notes and errors carry their rank; those of setting up
+  // (the same on every rank) only when rank 0 had none.
+  std::string workerLog;
+  llvm::raw_string_ostream workerStream(workerLog);
+  Tuner tuner(options, team, result,
+              team.rank() == 0 ? log : static_cast<llvm::raw_ostream &>(workerStream));
+  bool ready = tuner.setUp();
+  bool everyone = team.all(ready);
+  bool rootReady = team.broadcast(ready ? "1" : "0") == "1";
+  if (!everyone) {
+    if (!ready && rootReady)
+      log << "rank " << team.rank() << ": " << workerStream.str();
+    return false;
+  }
+  if (!tuner.sameTargets())
+    return false;
+  if (team.rank() != 0) {
+    bool ok = tuner.serve();
+    if (!workerStream.str().empty())
+      log << "rank " << team.rank() << ": " << workerStream.str();
+    return ok;
+  }
+  bool ok = tuner.run();
+  tuner.stopTeam(ok);
+  return ok;
 }
 
 } // namespace attnc::tune

@@ -81,9 +81,14 @@ struct TuneResult {
   std::vector<Check> checks;
 };
 
+class Team;
+
 /// Runs the search; progress and notes go to `log`. False after an error
-/// (reported on `log` as `error: ...`).
-bool tune(const TuneOptions &options, TuneResult &result, llvm::raw_ostream &log);
+/// (reported on `log` as `error: ...`). Every rank of `team` calls it:
+/// rank 0 searches and writes the database (its `result` is the run's),
+/// the others measure what it hands them (Team.h).
+bool tune(const TuneOptions &options, Team &team, TuneResult &result,
+          llvm::raw_ostream &log);
 
 } // namespace attnc::tune
 

@@ -414,79 +414,38 @@ std::vector<std::string> TuningDb::otherKeys(const std::string &target,
   return keys;
 }
 
-std::string TuningDb::exportJson() const {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const Trial &t : trials()) {
-    nlohmann::ordered_json row;
-    row["session"] = t.session;
-    row["model"] = t.model;
-    row["signature"] = t.signature;
-    row["op"] = t.op;
-    row["dims"] = t.dims;
-    row["target"] = t.target;
-    row["version"] = t.version;
-    row["schedule"] = t.schedule;
-    row["is_default"] = t.isDefault;
-    row["status"] = t.status;
-    row["median_ms"] = t.medianMs;
-    row["min_ms"] = t.minMs;
-    row["spread"] = t.spread;
-    row["runs"] = t.runs;
-    row["default_ms"] = t.defaultMs;
-    row["error"] = t.error;
-    row["message"] = t.message;
-    row["host"] = t.host;
-    row["time"] = t.time;
-    rows.push_back(row);
-  }
-  nlohmann::ordered_json doc;
-  doc["format"] = kFormat;
-  doc["trials"] = rows;
-  return doc.dump(1) + "\n";
+namespace {
+
+nlohmann::ordered_json trialJson(const Trial &t) {
+  nlohmann::ordered_json row;
+  row["session"] = t.session;
+  row["model"] = t.model;
+  row["signature"] = t.signature;
+  row["op"] = t.op;
+  row["dims"] = t.dims;
+  row["target"] = t.target;
+  row["version"] = t.version;
+  row["schedule"] = t.schedule;
+  row["is_default"] = t.isDefault;
+  row["status"] = t.status;
+  row["median_ms"] = t.medianMs;
+  row["min_ms"] = t.minMs;
+  row["spread"] = t.spread;
+  row["runs"] = t.runs;
+  row["default_ms"] = t.defaultMs;
+  row["error"] = t.error;
+  row["message"] = t.message;
+  row["host"] = t.host;
+  row["time"] = t.time;
+  return row;
 }
 
-bool TuningDb::insertUnlessPresent(Trial &trial, bool &inserted,
-                                   std::string &error) {
-  inserted = false;
-  Statement find(db, "SELECT 1 FROM trials WHERE session = ?1 AND "
-                     "signature = ?2 AND dims = ?3 AND target = ?4 AND "
-                     "version = ?5 AND schedule = ?6 AND time = ?7");
-  if (!find) {
-    error = sqlite3_errmsg(db);
-    return false;
-  }
-  find.bind(1, trial.session);
-  find.bind(2, trial.signature);
-  find.bind(3, trial.dims);
-  find.bind(4, trial.target);
-  find.bind(5, trial.version);
-  find.bind(6, trial.schedule);
-  find.bind(7, trial.time);
-  if (find.step() == SQLITE_ROW)
-    return true;
-  inserted = true;
-  return record(trial, error);
-}
-
-bool TuningDb::importJson(const std::string &text, size_t &added,
-                          std::string &error) {
-  added = 0;
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    error = "not a JSON object";
-    return false;
-  }
-  if (!doc.contains("format") || doc["format"] != kFormat) {
-    error = "not a tuning export of format " + std::to_string(kFormat);
-    return false;
-  }
-  if (!doc.contains("trials") || !doc["trials"].is_array()) {
-    error = "no \"trials\" array";
-    return false;
-  }
-  std::vector<Trial> rows;
+/// The trials of a JSON array of rows as trialJson writes them; false with
+/// `error` naming the first bad row.
+bool parseTrials(const nlohmann::json &array, std::vector<Trial> &rows,
+                 std::string &error) {
   size_t index = 0;
-  for (const nlohmann::json &row : doc["trials"]) {
+  for (const nlohmann::json &row : array) {
     std::string where = "trial " + std::to_string(index++);
     if (!row.is_object()) {
       error = where + " is not an object";
@@ -538,6 +497,80 @@ bool TuningDb::importJson(const std::string &text, size_t &added,
     t.dims = formatDims(*parsed); // names sorted, as the tuner writes them
     rows.push_back(t);
   }
+  return true;
+}
+
+} // namespace
+
+std::string encodeTrials(const std::vector<Trial> &trials) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const Trial &t : trials)
+    rows.push_back(trialJson(t));
+  return rows.dump();
+}
+
+bool decodeTrials(const std::string &text, std::vector<Trial> &trials,
+                  std::string &error) {
+  nlohmann::json rows = nlohmann::json::parse(text, nullptr, false);
+  if (rows.is_discarded() || !rows.is_array()) {
+    error = "not a JSON array of trials";
+    return false;
+  }
+  return parseTrials(rows, trials, error);
+}
+
+std::string TuningDb::exportJson() const {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const Trial &t : trials())
+    rows.push_back(trialJson(t));
+  nlohmann::ordered_json doc;
+  doc["format"] = kFormat;
+  doc["trials"] = rows;
+  return doc.dump(1) + "\n";
+}
+
+bool TuningDb::insertUnlessPresent(Trial &trial, bool &inserted,
+                                   std::string &error) {
+  inserted = false;
+  Statement find(db, "SELECT 1 FROM trials WHERE session = ?1 AND "
+                     "signature = ?2 AND dims = ?3 AND target = ?4 AND "
+                     "version = ?5 AND schedule = ?6 AND time = ?7");
+  if (!find) {
+    error = sqlite3_errmsg(db);
+    return false;
+  }
+  find.bind(1, trial.session);
+  find.bind(2, trial.signature);
+  find.bind(3, trial.dims);
+  find.bind(4, trial.target);
+  find.bind(5, trial.version);
+  find.bind(6, trial.schedule);
+  find.bind(7, trial.time);
+  if (find.step() == SQLITE_ROW)
+    return true;
+  inserted = true;
+  return record(trial, error);
+}
+
+bool TuningDb::importJson(const std::string &text, size_t &added,
+                          std::string &error) {
+  added = 0;
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    error = "not a JSON object";
+    return false;
+  }
+  if (!doc.contains("format") || doc["format"] != kFormat) {
+    error = "not a tuning export of format " + std::to_string(kFormat);
+    return false;
+  }
+  if (!doc.contains("trials") || !doc["trials"].is_array()) {
+    error = "no \"trials\" array";
+    return false;
+  }
+  std::vector<Trial> rows;
+  if (!parseTrials(doc["trials"], rows, error))
+    return false;
   // The write lock at once: a tuner writing the same file makes this wait
   // (the busy timeout) rather than fail.
   if (std::string why = exec(db, "BEGIN IMMEDIATE"); !why.empty()) {

@@ -80,6 +80,13 @@ struct Trial {
   }
 };
 
+/// Trials as a JSON array of rows (the rows of exportJson), and back; how
+/// the ranks of a distributed tuning run (Team.h) pass them to rank 0.
+std::string encodeTrials(const std::vector<Trial> &trials);
+/// False with `error` set for text that is not such an array.
+bool decodeTrials(const std::string &text, std::vector<Trial> &trials,
+                  std::string &error);
+
 /// The best recorded schedule for a kernel, and what it was measured with.
 struct Choice {
   Trial trial;

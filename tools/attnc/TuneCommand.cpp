@@ -9,6 +9,7 @@
 
 #include "codegen/Resources.h"
 
+#include "tune/Team.h"
 #include "tune/Tuner.h"
 #include "tune/TuningDb.h"
 
@@ -129,11 +130,18 @@ int tuneCommand(const TuneCommandOptions &options) {
     return fail(error);
   if (options.threads > 0)
     setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
-  o.interactive = llvm::sys::Process::StandardErrIsDisplayed();
+  // Under mpirun, every rank runs this command; rank 0 alone reports.
+  tune::Team team;
+  if (!team.join(error))
+    return fail(error);
+  o.interactive =
+      team.rank() == 0 && llvm::sys::Process::StandardErrIsDisplayed();
 
   tune::TuneResult result;
-  if (!tune::tune(o, result, llvm::errs()))
+  if (!tune::tune(o, team, result, llvm::errs()))
     return 1;
+  if (team.rank() != 0)
+    return 0;
   if (options.json) {
     nlohmann::ordered_json doc;
     doc["db"] = options.db;

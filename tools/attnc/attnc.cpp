@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/attnc/Commands.h"
 #include "driver/Session.h"
+#include "tune/Team.h"
 #include "tune/TuningDb.h"
 
 #include "mlir/IR/AsmState.h"
@@ -313,6 +314,9 @@ int main(int argc, char **argv) {
     os << ", mimalloc " << version / 100 << "." << version / 10 % 10 << "."
        << version % 10;
 #endif
+    // What `mpirun -np K attnc tune` needs (tune/Team.h).
+    if (std::string mpi = attnc::tune::Team::mpiLibrary(); !mpi.empty())
+      os << ", " << mpi;
     os << ")\n";
   });
   cl::ParseCommandLineOptions(argc, argv,
