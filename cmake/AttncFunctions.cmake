@@ -50,7 +50,8 @@ endfunction()
 # <target>_run) and defines <target>, an INTERFACE library that links the
 # kernel, the attnc runtime and the system libraries it needs. TARGET
 # defaults to host; MODEL_NAME picks a model when the file defines several;
-# TUNING_DB compiles with the fastest schedules of a tuning database.
+# TUNING_DB compiles with the fastest schedules of a tuning database (an
+# SQLite file of `attnc tune`, or its JSON export).
 function(attnc_add_model target)
   cmake_parse_arguments(ARG "" "MODEL;TARGET;MODEL_NAME;TUNING_DB" "" ${ARGN})
   if(NOT ARG_MODEL)
@@ -68,11 +69,26 @@ function(attnc_add_model target)
   endif()
   # TUNING_DB: the fastest schedules a tuning database (attnc tune --db)
   # recorded for the model's kernels (docs/tuning.md); a new database
-  # rebuilds the library.
+  # rebuilds the library. A `.json` file (`attnc db export`, how tuned
+  # configurations are shipped in a repository) is imported into a database
+  # in the build tree first.
   set(tuning_option "")
   set(tuning_depends "")
   if(ARG_TUNING_DB)
     get_filename_component(tuning_path "${ARG_TUNING_DB}" ABSOLUTE)
+    if(tuning_path MATCHES "\\.json$")
+      set(tuning_json "${tuning_path}")
+      set(tuning_path "${out_dir}/tuning.db")
+      add_custom_command(
+        OUTPUT "${tuning_path}"
+        COMMAND ${CMAKE_COMMAND} -E make_directory "${out_dir}"
+        COMMAND ${CMAKE_COMMAND} -E rm -f "${tuning_path}"
+                "${tuning_path}-wal" "${tuning_path}-shm"
+        COMMAND attnc db import "${tuning_path}" "${tuning_json}"
+        DEPENDS attnc "${tuning_json}"
+        COMMENT "attnc: importing the tuning configurations ${ARG_TUNING_DB}"
+        VERBATIM)
+    endif()
     set(tuning_option --tuning-db "${tuning_path}")
     set(tuning_depends "${tuning_path}")
   endif()

@@ -17,6 +17,8 @@
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -93,6 +95,133 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
   p.stageLhs = fusedLhs;
   p.packRhs = sharedRhs;
   return ScheduleAttr::get(context, p);
+}
+
+//===----------------------------------------------------------------------===//
+// Estimates
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A dynamic extent as the estimate takes it: large.
+int64_t extentOr(int64_t extent, int64_t large) {
+  return ShapedType::isDynamic(extent) ? large : std::max<int64_t>(extent, 1);
+}
+
+/// The work of `extent` elements in tiles of `tile`, over the useful work:
+/// the padding past a static extent.
+double paddingFactor(int64_t extent, int64_t tile) {
+  if (ShapedType::isDynamic(extent) || tile <= 1 || extent < 1)
+    return 1;
+  return double(llvm::divideCeil(extent, tile) * tile) / double(extent);
+}
+
+/// The thread slots of `tasks` parallel tasks run in waves of `threads`,
+/// over the tasks: idle threads when there are fewer tasks, and the last
+/// wave's imbalance.
+double parallelFactor(int64_t tasks, int64_t threads) {
+  tasks = std::max<int64_t>(tasks, 1);
+  int64_t waves = llvm::divideCeil(tasks, threads);
+  return double(waves * threads) / double(tasks);
+}
+
+/// A register-tiled micro-kernel (gemm, blocked attention): its cycles per
+/// reduction step over the cycles of its FMAs alone.
+double microKernelFactor(const ScheduleParams &p, const TargetModel &target) {
+  // Each unrolled block keeps unroll x vectors by unroll y rows of
+  // accumulators in registers; the tile loops over its blocks.
+  int64_t across = std::max<int64_t>(p.tileX / std::max<int64_t>(p.vector, 1), 1);
+  int64_t ux = std::clamp<int64_t>(p.unrollX, 1, across);
+  int64_t uy = std::clamp<int64_t>(p.unrollY, 1, std::max<int64_t>(p.tileY, 1));
+  double fmas = double(ux * uy);
+  // A broadcast of the left operand per row, a vector of the right per
+  // column vector; a tile not unrolled whole keeps its accumulators in
+  // memory (a load and a store of each per step).
+  double loads = double(ux + uy);
+  bool whole = ux == across && uy == std::max<int64_t>(p.tileY, 1);
+  if (!whole)
+    loads += 2 * fmas;
+  int64_t free = target.vectorRegisters - kReservedVectorRegisters;
+  double spill = fmas > double(free) ? fmas / double(free) : 1.0;
+  // Two FMA and two load ports; an FMA's 4-cycle latency needs 8
+  // independent accumulators to keep both ports busy.
+  double cycles = std::max({fmas / 2, loads / 2, 4.0});
+  return cycles / (fmas / 2) * spill;
+}
+
+/// Accumulators stored and reloaded once per reduction block of `block`
+/// steps (the whole reduction when not split).
+double splitFactor(int64_t block, int64_t depth) {
+  int64_t steps = block > 0 ? std::min(block, depth) : depth;
+  return 1 + 4.0 / double(std::max<int64_t>(steps, 1));
+}
+
+} // namespace
+
+double mlir::attn::estimateScheduleCost(const ScheduleShape &shape,
+                                        const ScheduleParams &p,
+                                        const TargetModel &target,
+                                        int64_t threads) {
+  if (target.isGpu() || shape.kind == ScheduleShape::None ||
+      shape.kind == ScheduleShape::Inlined || p.compute == ComputeAt::inlined)
+    return 1;
+  threads = std::max<int64_t>(threads, 1);
+  int64_t lanes = std::max<int64_t>(target.vectorLanes, 1);
+  int64_t rows = extentOr(shape.rows, 4096);
+  int64_t depth = extentOr(shape.depth, 1024);
+  bool rowwise = shape.kind == ScheduleShape::Rowwise ||
+                 shape.kind == ScheduleShape::Reindex;
+  if (p.strategy == Strategy::naive)
+    return double(lanes * threads) * 4; // scalar, serial, no tiles
+  double vectorFactor = double(lanes) / double(std::max<int64_t>(p.vector, 1));
+  // Row-wise ops are bound by memory more than by lanes.
+  if (rowwise)
+    vectorFactor = std::sqrt(vectorFactor);
+  int64_t rowsPerTask = std::max<int64_t>(
+      p.rowBlock > 0 ? p.rowBlock : p.tileY, 1);
+  // The parallel loop also covers the axes outside the rows (batch, heads,
+  // chunks), whose extents the shape does not carry: taken as many.
+  int64_t outer = shape.rank > 2 ? 64 : 1;
+  double parallel =
+      p.parallel
+          ? parallelFactor(llvm::divideCeil(rows, rowsPerTask) * outer, threads)
+          : double(threads);
+  double cost = vectorFactor * parallel * paddingFactor(shape.width, p.tileX);
+  if (rowwise) {
+    // A task of few elements costs the thread pool more than its work.
+    int64_t width = extentOr(shape.width, 1024);
+    double elements = double(std::max<int64_t>(p.tileY, 1) * width);
+    if (p.parallel)
+      cost *= 1 + 256 / elements;
+    return cost;
+  }
+  switch (p.strategy) {
+  case Strategy::gemm:
+    cost *= microKernelFactor(p, target) * splitFactor(p.splitK, depth) *
+            paddingFactor(shape.rows, p.tileY);
+    // A prologue recomputed for every column tile; a shared operand read
+    // with a power-of-two row stride (cache-set conflicts).
+    if (shape.fusedLhs && !p.stageLhs)
+      cost *= 1.25;
+    if (shape.sharedRhs && !p.packRhs)
+      cost *= 1.1;
+    return cost;
+  case Strategy::blocked:
+    // Keys in blocks of split_k: both products register-tiled.
+    return cost * microKernelFactor(p, target) * splitFactor(p.splitK, depth);
+  case Strategy::rows:
+    // A query row at a time: a matrix-vector product per row (each key
+    // read once per query), fine under a chunk mask that skips most keys.
+    return cost * (shape.chunkMask ? 1.0 : 3.0);
+  case Strategy::materialized:
+    // The whole score matrix through memory.
+    return cost * 2.0 *
+           (double(rows) * double(depth) * kF32Bytes > double(target.l2Bytes)
+                ? 2.0
+                : 1.0);
+  default:
+    return cost * 2.0; // loops over a product or attention: no register tile
+  }
 }
 
 ScheduleAttr mlir::attn::chooseRowwiseSchedule(MLIRContext *context,

@@ -155,6 +155,23 @@ struct ScheduleShape {
 };
 ScheduleShape getScheduleShape(Operation *op);
 
+/// The cost model's estimate of a CPU schedule point for an op of `shape`,
+/// run on `threads` threads: its time relative to an ideal schedule of the
+/// same op (1 = every core's FMA or load units busy; larger is slower). It
+/// multiplies the model's factors: threads left idle by too few parallel
+/// tasks; SIMD lanes left empty (memory-bound row-wise ops feel it less);
+/// tiles padded past static extents; for register-tiled products and
+/// blocked attention, the micro-kernel's cycles per reduction step (FMAs on
+/// two ports, operand loads on two ports, the FMA latency to hide with
+/// independent accumulators, accumulators kept in memory when the tile is
+/// not fully unrolled) and the accumulators reloaded per split_k block;
+/// a prologue not staged and a shared operand not packed. Dynamic extents
+/// are taken as large. What the tuner ranks its candidates by (tune/
+/// Tuner.cpp); a GPU point, which the model does not cover, estimates 1.
+double estimateScheduleCost(const ScheduleShape &shape,
+                            const ScheduleParams &params,
+                            const TargetModel &target, int64_t threads);
+
 /// The schedule attn-tile gives `op`, or null for ops it leaves unscheduled
 /// (views, scalar score ops, layer ops, non-attn ops).
 ScheduleAttr chooseSchedule(Operation *op, const TargetModel &target);

@@ -26,6 +26,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unistd.h>
 
@@ -42,7 +43,10 @@ namespace {
 struct Unit {
   std::string signature, label;
   std::vector<ScheduleParams> space; ///< forEachSchedule's points.
+  /// The cost model's estimate of each point (estimateScheduleCost).
+  std::vector<double> predicted;
   ScheduleParams defaults;           ///< attn-tile's.
+  double defaultPredicted = 1;       ///< The estimate of `defaults`.
   double weight = 1;                 ///< Its share of the trials.
   size_t count = 0;                  ///< Ops that carry it.
 };
@@ -130,6 +134,10 @@ private:
     std::string dims, signature, label;
     Config context;
     ScheduleParams point;
+    /// A ratio to the configuration without it under this (the best so
+    /// far) is measured a second time, and the slower of the two is kept:
+    /// one lucky timing on a noisy machine does not make a winner.
+    double confirmBelow = 1.0;
   };
   /// A job compiled and ready to time.
   struct Pending {
@@ -272,7 +280,16 @@ bool Tuner::discoverUnits() {
     unit.space = mlir::attn::enumerateSchedules(op, session.target());
     unit.count = 1;
     using Kind = mlir::attn::ScheduleShape::Kind;
-    Kind kind = mlir::attn::getScheduleShape(op).kind;
+    mlir::attn::ScheduleShape shape = mlir::attn::getScheduleShape(op);
+    Kind kind = shape.kind;
+    int64_t threads = options.threads > 0
+                          ? options.threads
+                          : std::max(1u, std::thread::hardware_concurrency());
+    for (const ScheduleParams &point : unit.space)
+      unit.predicted.push_back(mlir::attn::estimateScheduleCost(
+          shape, point, session.target(), threads));
+    unit.defaultPredicted = mlir::attn::estimateScheduleCost(
+        shape, unit.defaults, session.target(), threads);
     // Products and attention hold most of a layer's time and the largest
     // spaces; row-wise ops are memory-bound, whatever their schedule.
     unit.weight = kind == Kind::Product || kind == Kind::Attention ? 4 : 1;
@@ -418,6 +435,7 @@ nlohmann::json Tuner::encodeJob(const Job &job) {
           {"signature", job.signature},
           {"label", job.label},
           {"schedule", scheduleText(printContext, job.point)},
+          {"confirm_below", job.confirmBelow},
           {"context", context}};
 }
 
@@ -444,6 +462,7 @@ bool Tuner::decodeJob(const nlohmann::json &value, Job &job,
   job.dims = value.value("dims", "");
   job.signature = value.value("signature", "");
   job.label = value.value("label", "");
+  job.confirmBelow = value.value("confirm_below", 1.0);
   for (const auto &[signature, text] : value["context"].items())
     if (!params(text, job.context[signature]))
       return false;
@@ -533,6 +552,18 @@ Trial Tuner::measureJob(Pending &pending) {
     return trial;
   }
   setTiming(trial, timing, baseTiming);
+  if (trial.ratio() < job.confirmBelow) {
+    Timing againBase, again;
+    TensorMap ignored;
+    if (measurePair(*pending.base, *pending.candidate, ignored, againBase,
+                    again, error) &&
+        again.medianMs / againBase.medianMs > trial.ratio()) {
+      setTiming(trial, again, againBase);
+      trial.runs += timing.runs;
+    } else {
+      trial.runs += again.runs;
+    }
+  }
   trial.error = outputDifference(outputs, reference);
   if (!(trial.error <= 1e-4)) {
     trial.status = "wrong";
@@ -633,28 +664,41 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
   // reported: a move of over 10% is a change of that machine's speed.
   std::map<std::string, double> baselines{{hostLabel(), unitBaseline}};
 
-  // Candidates: indices into the space; the default's own point is not one.
-  std::vector<size_t> candidates;
-  for (size_t i = 0; i < unit.space.size(); ++i)
-    if (!sameParams(unit.space[i], unit.defaults))
-      candidates.push_back(i);
+  // Candidates: indices into the space; the default's own point is not
+  // one. They are ranked by the cost model's estimate (ties in a seeded
+  // random order); points it puts at over kPruneAbove times the default's
+  // estimate are drawn only after all others.
+  constexpr double kPruneAbove = 2.0;
   std::mt19937_64 rng(std::hash<std::string>()(unit.signature + dimsText) ^
                       options.seed);
+  std::vector<size_t> candidates;
+  std::vector<uint64_t> tiebreak(unit.space.size());
+  for (size_t i = 0; i < unit.space.size(); ++i) {
+    tiebreak[i] = rng();
+    if (!sameParams(unit.space[i], unit.defaults))
+      candidates.push_back(i);
+  }
+  // Without the model (--order random), the seeded order alone.
+  auto rank = [&](size_t i) {
+    return options.rankByModel ? unit.predicted[i] : 0.0;
+  };
+  std::sort(candidates.begin(), candidates.end(), [&](size_t a, size_t b) {
+    return std::pair(rank(a), tiebreak[a]) < std::pair(rank(b), tiebreak[b]);
+  });
+  auto pruned = [&](size_t i) {
+    return options.rankByModel &&
+           unit.predicted[i] > kPruneAbove * unit.defaultPredicted;
+  };
   std::set<size_t> done;
   size_t bestIndex = SIZE_MAX;
   double bestRatio = 1.0;
   int64_t trials = 0, wrong = 0, failed = 0;
-  auto neighboursOf = [&](const ScheduleParams &center) {
-    std::vector<size_t> near;
+  // The unmeasured candidate the model ranks first among those `accept`s.
+  auto firstRanked = [&](auto accept) -> size_t {
     for (size_t i : candidates)
-      if (!done.count(i) && differences(unit.space[i], center) <= 2)
-        near.push_back(i);
-    return near;
-  };
-  auto pick = [&](const std::vector<size_t> &from) -> size_t {
-    if (from.empty())
-      return SIZE_MAX;
-    return from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)];
+      if (!done.count(i) && accept(i))
+        return i;
+    return SIZE_MAX;
   };
   // With a budget, the trials that fit in this kernel's share at the
   // longest round's length so far, a round measuring a trial per rank.
@@ -671,26 +715,25 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
   auto more = [&] {
     return done.size() < candidates.size() && trials < trialShare;
   };
-  // The next candidate: in order when exhaustive; otherwise the neighbours
-  // of the best point so far, then the default's, then anywhere.
+  // The next candidate, in the model's order. When the space does not fit,
+  // trials alternate between the best-ranked neighbour (at most two fields
+  // differ) of the fastest point measured so far (the default's until one
+  // beats it), which refines, and the best-ranked point anywhere, which
+  // explores; pruned points come last.
   auto choose = [&]() -> size_t {
-    if (exhaustive) {
-      for (size_t i : candidates)
-        if (!done.count(i))
-          return i;
-    }
-    size_t next = SIZE_MAX;
-    if (bestIndex != SIZE_MAX)
-      next = pick(neighboursOf(unit.space[bestIndex]));
+    if (exhaustive)
+      return firstRanked([](size_t) { return true; });
+    const ScheduleParams &center =
+        bestIndex != SIZE_MAX ? unit.space[bestIndex] : unit.defaults;
+    auto near = [&](size_t i) {
+      return !pruned(i) && differences(unit.space[i], center) <= 2;
+    };
+    auto kept = [&](size_t i) { return !pruned(i); };
+    size_t next = trials % 2 == 0 ? firstRanked(near) : firstRanked(kept);
     if (next == SIZE_MAX)
-      next = pick(neighboursOf(unit.defaults));
-    if (next == SIZE_MAX) {
-      std::vector<size_t> rest;
-      for (size_t i : candidates)
-        if (!done.count(i))
-          rest.push_back(i);
-      next = pick(rest);
-    }
+      next = firstRanked(kept);
+    if (next == SIZE_MAX)
+      next = firstRanked([](size_t) { return true; });
     return next;
   };
   // A trial counted: the best so far, and the progress line.
@@ -732,7 +775,8 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
         account(next, *old);
         continue;
       }
-      jobs.push_back({dimsText, unit.signature, unit.label, context, point});
+      jobs.push_back({dimsText, unit.signature, unit.label, context, point,
+                      std::min(bestRatio, 1.0)});
       indices.push_back(next);
     }
     if (jobs.empty())
@@ -746,6 +790,7 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
       trial.signature = unit.signature;
       trial.op = unit.label;
       trial.dims = dimsText;
+      trial.schedule = scheduleText(printContext, jobs[i].point);
       if (trial.status != "failed") {
         // The configuration without the candidate ran beside it: a change
         // of the machine's speed shows there (and cancels in the ratio).
@@ -874,6 +919,15 @@ bool Tuner::tuneDims(const std::map<std::string, int64_t> &dims,
         << check.error << "\n";
     return false;
   }
+  // Each kernel's choice beat the configuration without it twice; the
+  // combination can still lose (kernels interact through the caches) or
+  // the machine's noise can exceed the gains.
+  if (check.defaultMs / check.tunedMs < 0.97)
+    log << "warning: at " << check.dims
+        << " the model with the database's schedules ran "
+        << llvm::format("%.3fx", check.defaultMs / check.tunedMs)
+        << " the speed of the defaults; on a noisy machine, tune again "
+           "with a longer --min-time\n";
   return true;
 }
 

@@ -7,16 +7,23 @@
 // attn-tile's defaults (coordinate descent):
 //
 //   - the candidates are points of the kernel's schedule space
-//     (forEachSchedule): all of them when the space fits the kernel's
-//     share of trials, otherwise the default's one-parameter neighbours,
-//     then the neighbours of the best point so far, then random points
-//     (seeded by the kernel's signature and the dims, so a resumed run
-//     draws the same sequence);
+//     (forEachSchedule), ranked by the cost model's estimate
+//     (estimateScheduleCost, passes/Passes.h; ties in an order seeded by
+//     the kernel's signature and the dims, so a resumed run draws the same
+//     sequence), points estimated over 2x slower than the default last:
+//     all of them in that order when the space fits the kernel's share of
+//     trials; otherwise trials alternate between the best-ranked neighbour
+//     of the fastest point so far and the best-ranked point anywhere;
+//   - a round hands a candidate to each rank of the team (Team.h: one
+//     process, or the ranks of mpirun), which compile at once and measure
+//     in turn per host; rank 0 alone writes the database;
 //   - each candidate is compiled through the compile cache and timed on
 //     the whole model (warm-up, then the median of runs lasting at least
 //     --min-time); its time is recorded as a ratio to the configuration
 //     without it, re-measured every few trials to notice a change in the
 //     machine's speed (reported, and the ratio then uses the new time);
+//   - a candidate faster than the best so far is timed a second time and
+//     keeps the slower of its two ratios, so a lucky timing does not win;
 //   - its outputs are compared with the default schedules' outputs: a
 //     difference over 1e-4 (relative to the output's largest value) is a
 //     `wrong` trial, reported and never chosen;
@@ -57,6 +64,8 @@ struct TuneOptions {
   double minSeconds = 0.3;  ///< Each timing runs at least this long...
   int minRuns = 5;          ///< ...and at least this many times.
   uint64_t seed = 1;
+  /// Candidates in the cost model's order (else a seeded random one).
+  bool rankByModel = true;
   codegen::CacheOptions cache;
   bool json = false;        ///< The final table as JSON on stdout.
   /// Progress: a bar rewritten in place (a terminal) or a line per kernel.

@@ -170,3 +170,61 @@ TEST(ScheduleSpaceStagingTest, StagingIsEnumeratedWhereTheOpAllowsIt) {
 }
 
 } // namespace
+
+// The cost model's estimates (estimateScheduleCost), what the tuner ranks
+// candidates by: on the FLASH layer's ops, attn-tile's choice ranks among
+// the best estimates of its space, and the same schedule made serial,
+// scalar or naive estimates slower by about what those lose (the threads,
+// the lanes). A GPU point estimates 1: the model does not cover GPUs.
+TEST(ScheduleCostTest, TheEstimateRanksTheDefaultHighAndSerialScalarNaiveLow) {
+  for (TargetKind kind : {TargetKind::avx2, TargetKind::avx512}) {
+    TargetModel target = TargetModel::get(kind);
+    std::string diagnostics;
+    llvm::raw_string_ostream os(diagnostics);
+    Session session({"", target.getName().str()}, os);
+    ASSERT_TRUE(session.loadSource(readExample("flash.attn"), "flash.attn"));
+    ASSERT_TRUE(session.runTo(Stage::Scheduled)) << diagnostics;
+    constexpr int64_t kThreads = 2;
+    int checked = 0;
+    session.module().walk([&](Operation *op) {
+      if (!isTunable(op))
+        return;
+      ScheduleAttr chosen = ScheduleAttr::lookup(op);
+      ScheduleShape shape = getScheduleShape(op);
+      if (!chosen || shape.kind == ScheduleShape::Reindex)
+        return;
+      ScheduleParams p = chosen.getParams();
+      double estimate = estimateScheduleCost(shape, p, target, kThreads);
+      std::vector<ScheduleParams> space = enumerateSchedules(op, target);
+      size_t better = llvm::count_if(space, [&](const ScheduleParams &q) {
+        return estimateScheduleCost(shape, q, target, kThreads) < estimate;
+      });
+      std::string name;
+      llvm::raw_string_ostream(name)
+          << op->getName() << " on " << target.getName() << ": " << chosen;
+      EXPECT_LE(double(better), 0.10 * double(space.size()))
+          << name << " estimates " << estimate << "; " << better << " of "
+          << space.size() << " points estimate less";
+      ScheduleParams serial = p, scalar = p, naive;
+      serial.parallel = false;
+      scalar.vector = 1;
+      scalar.tileX = std::max<int64_t>(p.tileX / std::max<int64_t>(p.vector, 1), 1);
+      naive.strategy = Strategy::naive;
+      EXPECT_GE(estimateScheduleCost(shape, serial, target, kThreads),
+                1.8 * estimate)
+          << name;
+      EXPECT_GE(estimateScheduleCost(shape, scalar, target, kThreads),
+                1.8 * estimate)
+          << name;
+      EXPECT_GE(estimateScheduleCost(shape, naive, target, kThreads),
+                8 * estimate)
+          << name;
+      ++checked;
+    });
+    EXPECT_GE(checked, 5);
+  }
+  TargetModel cuda = TargetModel::get(TargetKind::cuda);
+  ScheduleShape product;
+  product.kind = ScheduleShape::Product;
+  EXPECT_EQ(estimateScheduleCost(product, ScheduleParams(), cuda, 2), 1.0);
+}

@@ -72,6 +72,7 @@ struct TuneCommandOptions {
   int threads = 0;
   double minSeconds = 0.3;
   uint64_t seed = 1;
+  std::string order = "model"; ///< model or random
   bool json = false;
   codegen::CacheOptions cache;
 };

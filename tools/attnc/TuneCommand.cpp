@@ -119,6 +119,9 @@ int tuneCommand(const TuneCommandOptions &options) {
       return fail("--budget '" + options.budget +
                   "' is not a positive time (10m, 90s, 1h)");
   }
+  if (options.order != "model" && options.order != "random")
+    return fail("--order '" + options.order + "' is not model or random");
+  o.rankByModel = options.order == "model";
   if (options.trials < 0)
     return fail("--trials must be positive");
   o.trials = options.trials;

@@ -183,6 +183,12 @@ cl::opt<double> tuneMinSeconds(cl::cat(attncOptions), "min-time",
                                cl::desc("Time each candidate for at least "
                                         "this many seconds (and 5 runs)"),
                                cl::init(0.3), cl::sub(tuneCmd));
+cl::opt<std::string> tuneOrder(
+    cl::cat(attncOptions), "order",
+    cl::desc("The order candidates are measured in: model (the cost model's "
+             "ranking, with points it deems over 2x slower than the default "
+             "last) or random (no ranking: to measure what the model gains)"),
+    cl::value_desc("model|random"), cl::init("model"), cl::sub(tuneCmd));
 cl::opt<uint64_t> seed(cl::cat(attncOptions), "seed",
                        cl::desc("Seed of the search, weights and inputs"),
                        cl::init(1), cl::sub(tuneCmd));
@@ -338,6 +344,7 @@ int main(int argc, char **argv) {
     o.threads = threads;
     o.minSeconds = tuneMinSeconds;
     o.seed = seed;
+    o.order = tuneOrder;
     o.json = jsonOutput;
     o.cache.enabled = !noCache;
     o.cache.directory = cacheDir;
