@@ -23,12 +23,22 @@
 
 namespace attnc::tune {
 
+namespace {
+
+/// The number of ranks the launcher's environment announces; 0 if none.
+int launcherSize() {
+  // OpenMPI's mpirun, and MPICH's (Hydra) and other PMI launchers.
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *size = std::getenv(name))
+      return std::atoi(size);
+  return 0;
+}
+
+} // namespace
+
 bool Team::launchedByMpi() {
-  for (const char *name :
-       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
-    if (std::getenv(name))
-      return true;
-  return false;
+  return launcherSize() > 0 || std::getenv("PMIX_RANK") ||
+         std::getenv("PMI_RANK");
 }
 
 std::string Team::mpiLibrary() {
@@ -90,6 +100,15 @@ bool Team::join(std::string &error) {
   // The hosts: the ranks that lead one (host rank 0).
   int leads = myHostRank == 0;
   MPI_Allreduce(&leads, &hostCount, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  // A launcher of another MPI than attnc's starts each process as a world
+  // of its own: K searches writing one database. Refuse that.
+  if (int launched = launcherSize(); launched > 1 && worldSize != launched) {
+    error = "attnc was started by an MPI launcher with " +
+            std::to_string(launched) + " ranks but joined a world of " +
+            std::to_string(worldSize) + " (" + mpiLibrary() +
+            "): start it with that MPI's own mpirun";
+    return false;
+  }
   return true;
 }
 
@@ -161,10 +180,14 @@ void Team::hostTurns(const std::function<void()> &work) {
     work();
     return;
   }
+  // Every rank of the host first finishes what it did before (compiling),
+  // then each measures while the others wait.
+  MPI_Request request;
+  MPI_Ibarrier(comms->host, &request);
+  await(request);
   for (int turn = 0; turn < hostRanks; ++turn) {
     if (turn == myHostRank)
       work();
-    MPI_Request request;
     MPI_Ibarrier(comms->host, &request);
     await(request);
   }
@@ -178,15 +201,13 @@ Team::Team() = default;
 Team::~Team() = default;
 
 bool Team::join(std::string &error) {
-  const char *sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
-  for (const char *name : sizes)
-    if (const char *size = std::getenv(name); size && std::atoi(size) > 1) {
-      error = "attnc was started by an MPI launcher with " +
-              std::string(size) +
-              " ranks, but it was built without MPI (configure with "
-              "Debian's libopenmpi-dev installed and -DATTNC_MPI=ON)";
-      return false;
-    }
+  if (int size = launcherSize(); size > 1) {
+    error = "attnc was started by an MPI launcher with " +
+            std::to_string(size) +
+            " ranks, but it was built without MPI (configure with Debian's "
+            "libopenmpi-dev installed and -DATTNC_MPI=ON)";
+    return false;
+  }
   return true;
 }
 

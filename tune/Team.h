@@ -7,8 +7,9 @@
 // measures the candidates rank 0 hands out, a round at a time (Tuner.cpp).
 //
 // Ranks on the same host compile at the same time but measure in turn
-// (`hostTurns`), so there is one measuring process per host at any moment
-// and no candidate is timed beside another's compile or run.
+// (`hostTurns`: all of the host's ranks first finish compiling), so there
+// is one measuring process per host at any moment and no candidate is
+// timed beside another's compile or run.
 //
 // Everything is text: rank 0 broadcasts a round's jobs as one string, and
 // gathers one string (a trial) from each rank. Every call is collective

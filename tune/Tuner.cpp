@@ -148,9 +148,14 @@ private:
   };
   nlohmann::json encodeJob(const Job &job);
   bool decodeJob(const nlohmann::json &value, Job &job, std::string &error);
-  /// The inputs and the default schedules' outputs (`reference`) of the
-  /// dims `dimsText`, compiled and timed unless they are the current ones.
-  bool useDims(const std::string &dimsText, Timing *timing, std::string &error);
+  /// The inputs of the dims `dimsText` and the model with its default
+  /// schedules compiled (`defaults`), unless they are the current dims; a
+  /// change of dims clears `reference`.
+  bool useDims(const std::string &dimsText, std::string &error);
+  /// The default schedules' outputs at the current dims (`reference`): run
+  /// once unless already made, or with `timing`, timed (and remade). A run,
+  /// so in a round it happens in this rank's measuring turn.
+  bool makeReference(Timing *timing, std::string &error);
   /// The model with `context`'s schedules at the current dims, kept loaded
   /// while the context stays: every candidate is timed beside it.
   codegen::JitModel *loadBase(const Config &context, std::string &error);
@@ -469,9 +474,8 @@ bool Tuner::decodeJob(const nlohmann::json &value, Job &job,
   return value.contains("schedule") && params(value["schedule"], job.point);
 }
 
-bool Tuner::useDims(const std::string &dimsText, Timing *timing,
-                    std::string &error) {
-  if (dimsText == currentDims && !timing)
+bool Tuner::useDims(const std::string &dimsText, std::string &error) {
+  if (dimsText == currentDims)
     return true;
   std::optional<std::map<std::string, int64_t>> dims = parseDims(dimsText);
   std::vector<std::vector<int64_t>> shapes;
@@ -489,18 +493,36 @@ bool Tuner::useDims(const std::string &dimsText, Timing *timing,
   for (size_t i = 0; i < shapes.size(); ++i)
     inputs[inputInfo[i].name] =
         codegen::randomTensor(shapes[i], options.seed + 1, inputInfo[i].name);
-  defaults = compile({}, error);
-  Timing measured;
   reference.clear();
-  if (!defaults || !measure(*defaults, inputs, reference, measured, error)) {
+  defaults = compile({}, error);
+  if (!defaults) {
     error = "the model with its default schedules failed at " + dimsText +
             ": " + error;
     return false;
   }
-  if (timing)
-    *timing = measured;
   currentDims = dimsText;
   return true;
+}
+
+bool Tuner::makeReference(Timing *timing, std::string &error) {
+  if (!timing && !reference.empty())
+    return true;
+  reference.clear();
+  bool ok = false;
+  if (timing) {
+    ok = measure(*defaults, inputs, reference, *timing, error);
+  } else {
+    runtime::Result ran = defaults->run(inputs, weights, reference);
+    ok = ran.ok();
+    if (!ok)
+      error = ran.message;
+  }
+  if (!ok) {
+    reference.clear();
+    error = "the model with its default schedules failed at " + currentDims +
+            ": " + error;
+  }
+  return ok;
 }
 
 codegen::JitModel *Tuner::loadBase(const Config &context, std::string &error) {
@@ -518,7 +540,7 @@ Tuner::Pending Tuner::compileJob(const Job &job) {
   Pending pending;
   pending.job = job;
   std::string error;
-  if (!useDims(job.dims, nullptr, error)) {
+  if (!useDims(job.dims, error)) {
     pending.error = error;
     return pending;
   }
@@ -544,7 +566,7 @@ Trial Tuner::measureJob(Pending &pending) {
   TensorMap outputs;
   Timing baseTiming, timing;
   std::string error = pending.error;
-  if (!pending.candidate ||
+  if (!pending.candidate || !makeReference(nullptr, error) ||
       !measurePair(*pending.base, *pending.candidate, outputs, baseTiming,
                    timing, error)) {
     trial.status = "failed";
@@ -555,9 +577,14 @@ Trial Tuner::measureJob(Pending &pending) {
   if (trial.ratio() < job.confirmBelow) {
     Timing againBase, again;
     TensorMap ignored;
-    if (measurePair(*pending.base, *pending.candidate, ignored, againBase,
-                    again, error) &&
-        again.medianMs / againBase.medianMs > trial.ratio()) {
+    if (!measurePair(*pending.base, *pending.candidate, ignored, againBase,
+                     again, error)) {
+      // Unconfirmed: never a winner.
+      trial.status = "failed";
+      trial.message = "its second timing failed: " + error;
+      return trial;
+    }
+    if (again.medianMs / againBase.medianMs > trial.ratio()) {
       setTiming(trial, again, againBase);
       trial.runs += timing.runs;
     } else {
@@ -584,10 +611,15 @@ std::vector<Trial> Tuner::round(const std::string &message) {
   if (!mine.is_null()) {
     Job job;
     pending.emplace();
-    if (decodeJob(mine, job, pending->error))
+    bool read = false;
+    try {
+      read = decodeJob(mine, job, pending->error);
+    } catch (const nlohmann::json::exception &e) {
+      pending->error = std::string("rank 0 sent a job this rank cannot read: ") +
+                       e.what();
+    }
+    if (read)
       pending = compileJob(job);
-    else
-      pending->job.label = mine.value("label", "?");
   }
   std::vector<Trial> measured;
   team.hostTurns([&] {
@@ -764,28 +796,39 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
     auto roundStart = SteadyClock::now();
     // A candidate for each rank; trials recorded by the resumed run are
     // replayed, not measured again.
+    // The round's picks, one per rank, in order: each measured by a job or
+    // replayed. All are counted after the round, in pick order, so a
+    // resumed run draws the same picks as the run it resumes (with the
+    // same number of ranks).
     std::vector<Job> jobs;
-    std::vector<size_t> indices;
-    while (more() && int(jobs.size()) < team.size()) {
+    std::vector<std::pair<size_t, const Trial *>> picks;
+    while (more() && int(picks.size()) < team.size()) {
       size_t next = choose();
       done.insert(next);
       ++trials;
       const ScheduleParams &point = unit.space[next];
-      if (const Trial *old = replayed(scheduleText(printContext, point))) {
-        account(next, *old);
+      const Trial *old = replayed(scheduleText(printContext, point));
+      picks.push_back({next, old});
+      if (!old)
+        jobs.push_back({dimsText, unit.signature, unit.label, context, point,
+                        std::min(bestRatio, 1.0)});
+    }
+    std::vector<Trial> measured;
+    if (!jobs.empty()) {
+      nlohmann::json message = nlohmann::json::array();
+      for (const Job &job : jobs)
+        message.push_back(encodeJob(job));
+      measured = round(team.broadcast(message.dump()));
+    }
+    size_t job = 0;
+    for (auto [index, old] : picks) {
+      if (old) {
+        account(index, *old);
         continue;
       }
-      jobs.push_back({dimsText, unit.signature, unit.label, context, point,
-                      std::min(bestRatio, 1.0)});
-      indices.push_back(next);
-    }
-    if (jobs.empty())
-      continue;
-    nlohmann::json message = nlohmann::json::array();
-    for (const Job &job : jobs)
-      message.push_back(encodeJob(job));
-    std::vector<Trial> measured = round(team.broadcast(message.dump()));
-    for (size_t i = 0; i < measured.size() && i < jobs.size(); ++i) {
+      if (job >= measured.size() || job >= jobs.size())
+        break;
+      size_t i = job++;
       Trial &trial = measured[i];
       trial.signature = unit.signature;
       trial.op = unit.label;
@@ -818,9 +861,10 @@ bool Tuner::tuneUnit(Unit &unit, const std::map<std::string, int64_t> &dims,
             << unit.label << " with " << trial.schedule << ": "
             << llvm::StringRef(trial.message).split('\n').first << "\n";
       }
-      account(indices[i], trial);
+      account(index, trial);
     }
-    longestTrial = std::max(longestTrial, millisSince(roundStart) / 1000);
+    if (!jobs.empty())
+      longestTrial = std::max(longestTrial, millisSince(roundStart) / 1000);
   }
   if (bestIndex != SIZE_MAX)
     best[unit.signature] = unit.space[bestIndex];
@@ -855,7 +899,7 @@ bool Tuner::tuneDims(const std::map<std::string, int64_t> &dims,
   auto compileStart = SteadyClock::now();
   std::string error;
   Timing timing;
-  if (!useDims(formatDims(dims), &timing, error)) {
+  if (!useDims(formatDims(dims), error) || !makeReference(&timing, error)) {
     log << "error: " << error << "\n";
     return false;
   }

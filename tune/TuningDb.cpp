@@ -416,6 +416,17 @@ std::vector<std::string> TuningDb::otherKeys(const std::string &target,
 
 namespace {
 
+/// A number as JSON: JSON has no infinity or NaN (an output that was NaN or
+/// of the wrong shape differs by infinity), so those are the strings "inf",
+/// "-inf" and "nan".
+nlohmann::ordered_json numberJson(double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
 nlohmann::ordered_json trialJson(const Trial &t) {
   nlohmann::ordered_json row;
   row["session"] = t.session;
@@ -428,12 +439,12 @@ nlohmann::ordered_json trialJson(const Trial &t) {
   row["schedule"] = t.schedule;
   row["is_default"] = t.isDefault;
   row["status"] = t.status;
-  row["median_ms"] = t.medianMs;
-  row["min_ms"] = t.minMs;
-  row["spread"] = t.spread;
+  row["median_ms"] = numberJson(t.medianMs);
+  row["min_ms"] = numberJson(t.minMs);
+  row["spread"] = numberJson(t.spread);
   row["runs"] = t.runs;
-  row["default_ms"] = t.defaultMs;
-  row["error"] = t.error;
+  row["default_ms"] = numberJson(t.defaultMs);
+  row["error"] = numberJson(t.error);
   row["message"] = t.message;
   row["host"] = t.host;
   row["time"] = t.time;
@@ -461,12 +472,19 @@ bool parseTrials(const nlohmann::json &array, std::vector<Trial> &rows,
       return true;
     };
     auto number = [&](const char *key, double &out) {
-      if (!row.contains(key) || !row[key].is_number()) {
-        error = where + ": \"" + key + "\" is missing or not a number";
-        return false;
+      if (row.contains(key) && row[key].is_number()) {
+        out = row[key].get<double>();
+        return true;
       }
-      out = row[key].get<double>();
-      return true;
+      if (row.contains(key) && row[key].is_string()) {
+        const std::string &text = row[key].get_ref<const std::string &>();
+        if (text == "inf" || text == "-inf" || text == "nan") {
+          out = text == "nan" ? NAN : text == "inf" ? INFINITY : -INFINITY;
+          return true;
+        }
+      }
+      error = where + ": \"" + key + "\" is missing or not a number";
+      return false;
     };
     double runs = 0;
     if (!text("session", t.session) || !text("model", t.model) ||
@@ -506,7 +524,7 @@ std::string encodeTrials(const std::vector<Trial> &trials) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const Trial &t : trials)
     rows.push_back(trialJson(t));
-  return rows.dump();
+  return rows.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 bool decodeTrials(const std::string &text, std::vector<Trial> &trials,
@@ -526,7 +544,8 @@ std::string TuningDb::exportJson() const {
   nlohmann::ordered_json doc;
   doc["format"] = kFormat;
   doc["trials"] = rows;
-  return doc.dump(1) + "\n";
+  return doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 bool TuningDb::insertUnlessPresent(Trial &trial, bool &inserted,

@@ -1,7 +1,7 @@
 #===- OutOfTreeApp.cmake - install attnc, build an app against it --------===#
 #
 # cmake -DBUILD_DIR=... -DSTAGE=... -DAPP_SOURCE=... -DAPP_BUILD=...
-#       -DMODEL=... -DGENERATOR=... -P OutOfTreeApp.cmake
+#       -DMODEL=... -DGENERATOR=... -DLIBDIR=... -P OutOfTreeApp.cmake
 #
 # 1. `cmake --install BUILD_DIR --prefix STAGE` into an empty prefix;
 # 2. the installed attnc runs (--version; random weights saved for MODEL);
@@ -24,9 +24,9 @@ file(REMOVE_RECURSE "${STAGE}" "${APP_BUILD}")
 file(MAKE_DIRECTORY "${APP_BUILD}")
 step("installing attnc" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${STAGE}")
 foreach(file bin/attnc bin/attn-opt include/attnc/attn_runtime.h
-        include/attnc/attn_runtime.hpp lib/cmake/attnc/attncConfig.cmake
-        lib/cmake/attnc/attncConfigVersion.cmake
-        lib/cmake/attnc/AttncAddModel.cmake)
+        include/attnc/attn_runtime.hpp ${LIBDIR}/cmake/attnc/attncConfig.cmake
+        ${LIBDIR}/cmake/attnc/attncConfigVersion.cmake
+        ${LIBDIR}/cmake/attnc/AttncAddModel.cmake)
   if(NOT EXISTS "${STAGE}/${file}")
     message(FATAL_ERROR "the install lacks ${file}")
   endif()

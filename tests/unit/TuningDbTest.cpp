@@ -125,6 +125,26 @@ TEST(TuningDbTest, UnboundedDifferencesSurviveExportAndImport) {
   EXPECT_GT(copy->trials().at(0).error, 1e300);
 }
 
+// Trials travel between the ranks of a distributed run as JSON before
+// they are recorded: an output that was NaN or of the wrong shape differs
+// by infinity, and a failure's message may hold any bytes.
+TEST(TuningDbTest, UnrecordedTrialsSurviveEncoding) {
+  Trial wrong = trial("n=8", "nan", 0.5, false, "wrong");
+  wrong.error = INFINITY;
+  wrong.spread = NAN;
+  wrong.message = "bad \xff\xfe bytes";
+  std::vector<Trial> back;
+  std::string error;
+  ASSERT_TRUE(decodeTrials(encodeTrials({wrong}), back, error)) << error;
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].status, "wrong");
+  EXPECT_TRUE(std::isinf(back[0].error));
+  EXPECT_TRUE(std::isnan(back[0].spread));
+  EXPECT_EQ(back[0].medianMs, 0.5);
+  EXPECT_EQ(back[0].message.substr(0, 4), "bad ");
+  EXPECT_FALSE(decodeTrials("{}", back, error));
+}
+
 TEST(TuningDbTest, ImportedDimsAreNormalised) {
   std::unique_ptr<TuningDb> db = openWith(freshPath(), {});
   std::string json = R"({"format": 1, "trials": [{"session": "s",
