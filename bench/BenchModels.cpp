@@ -51,7 +51,8 @@ std::vector<BenchSpec> benchSpecs(bool quick, const std::string &family) {
   std::vector<DenseShape> gauDenses = {{d, 2 * e + s}, {e, d}};
   std::vector<DenseShape> mhsaDenses = {{d, 3 * d}, {d, d}};
   std::vector<int64_t> flashNs = {1024, 2048, 4096, 8192, 16384, 32768};
-  std::vector<int64_t> quadNs = {1024, 2048, 4096};
+  // Issue 13 asks for GAU and MHSA from 1k to 16k tokens.
+  std::vector<int64_t> quadNs = {1024, 2048, 4096, 8192, 16384};
   std::vector<BenchSpec> all = {
       {"flash", "FLASH causal",
        layerSource("flash_causal", "flash(x, e = 1024, s = 128, chunk = 256, "
