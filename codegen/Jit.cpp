@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Jit.h"
 #include "codegen/Resources.h"
+#include "runtime/Safetensors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -29,9 +31,27 @@ JitModel::create(std::unique_ptr<ModelPipeline> pipeline, mlir::func::FuncOp fun
   return model;
 }
 
-runtime::Result JitModel::prepare(const TensorMap &inputs,
-                                  const TensorMap &weights,
-                                  TensorMap &outputs) const {
+runtime::Result JitModel::checkWeights(const TensorMap &weights) const {
+  using runtime::Result;
+  for (const TensorInfo &info : model->weights()) {
+    auto it = weights.find(info.name);
+    if (it == weights.end()) {
+      return Result::error(ATTN_ERROR_MISSING, "missing weight '" + info.name +
+                                                   "' with shape " +
+                                                   info.shapeString());
+    }
+    if (it->second.shape != info.shape)
+      return Result::error(ATTN_ERROR_SHAPE,
+                           "weight '" + info.name + "' has shape " +
+                               it->second.shapeString() +
+                               " but the model expects " + info.shapeString());
+  }
+  return Result::success();
+}
+
+runtime::Result JitModel::outputShapes(
+    const std::map<std::string, std::vector<int64_t>> &inputs,
+    std::vector<std::vector<int64_t>> &outputShapes) const {
   using runtime::Result;
   std::map<std::string, std::pair<int64_t, std::string>> bound; // dim -> size, from
   for (const TensorInfo &info : model->inputs()) {
@@ -41,15 +61,15 @@ runtime::Result JitModel::prepare(const TensorMap &inputs,
                                                     "' with shape " +
                                                     info.shapeString());
     }
-    const HostTensor &t = it->second;
-    bool ok = t.shape.size() == info.shape.size();
+    const std::vector<int64_t> &shape = it->second;
+    bool ok = shape.size() == info.shape.size();
     for (size_t i = 0; ok && i < info.shape.size(); ++i)
-      ok = info.shape[i] < 0 ? t.shape[i] >= 1 : t.shape[i] == info.shape[i];
+      ok = info.shape[i] < 0 ? shape[i] >= 1 : shape[i] == info.shape[i];
     if (!ok) {
       std::string message = "input '" + info.name + "' has shape " +
-                            t.shapeString() + " but the model expects " +
-                            info.shapeString();
-      for (int64_t size : t.shape)
+                            runtime::shapeString(shape) +
+                            " but the model expects " + info.shapeString();
+      for (int64_t size : shape)
         if (size == 0)
           message += " (a dimension of size 0 is not allowed)";
       return Result::error(ATTN_ERROR_SHAPE, message);
@@ -58,13 +78,13 @@ runtime::Result JitModel::prepare(const TensorMap &inputs,
       if (info.shape[i] >= 0)
         continue;
       auto [entry, inserted] =
-          bound.emplace(info.dims[i], std::make_pair(t.shape[i], info.name));
-      if (!inserted && entry->second.first != t.shape[i]) {
+          bound.emplace(info.dims[i], std::make_pair(shape[i], info.name));
+      if (!inserted && entry->second.first != shape[i]) {
         return Result::error(
             ATTN_ERROR_SHAPE,
             "runtime dim '" + info.dims[i] + "' is " +
                 std::to_string(entry->second.first) + " in input '" +
-                entry->second.second + "' but " + std::to_string(t.shape[i]) +
+                entry->second.second + "' but " + std::to_string(shape[i]) +
                 " in input '" + info.name + "'");
       }
     }
@@ -82,22 +102,10 @@ runtime::Result JitModel::prepare(const TensorMap &inputs,
                                "'; the model's inputs are " + names);
     }
   }
-  for (const TensorInfo &info : model->weights()) {
-    auto it = weights.find(info.name);
-    if (it == weights.end()) {
-      return Result::error(ATTN_ERROR_MISSING, "missing weight '" + info.name +
-                                                   "' with shape " +
-                                                   info.shapeString());
-    }
-    if (it->second.shape != info.shape)
-      return Result::error(ATTN_ERROR_SHAPE,
-                           "weight '" + info.name + "' has shape " +
-                               it->second.shapeString() +
-                               " but the model expects " + info.shapeString());
-  }
-  std::vector<std::vector<int64_t>> inputShapes, outputShapes;
+  std::vector<std::vector<int64_t>> inputShapes;
   for (const TensorInfo &info : model->inputs())
-    inputShapes.push_back(inputs.at(info.name).shape);
+    inputShapes.push_back(inputs.at(info.name));
+  outputShapes.clear();
   for (const TensorInfo &info : model->outputs()) {
     std::vector<int64_t> shape;
     for (size_t i = 0; i < info.shape.size(); ++i) {
@@ -116,38 +124,106 @@ runtime::Result JitModel::prepare(const TensorMap &inputs,
     outputShapes.push_back(shape);
   }
   // Sizes first: nothing is allocated for a run that cannot fit.
-  Result fits = model->checkResources(inputShapes, outputShapes);
-  if (!fits.ok())
-    return fits;
-  outputs.clear();
-  for (size_t i = 0; i < outputShapes.size(); ++i)
-    outputs[model->outputs()[i].name] = HostTensor(outputShapes[i]);
-  return Result::success();
+  return model->checkResources(inputShapes, outputShapes);
 }
 
-/// A Halide view (innermost dim first) of a C-order host tensor.
+runtime::Result JitModel::prepare(const TensorMap &inputs,
+                                  const TensorMap &weights,
+                                  TensorMap &outputs) const {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto &[name, tensor] : inputs)
+    shapes[name] = tensor.shape;
+  std::vector<std::vector<int64_t>> outShapes;
+  runtime::Result checked = outputShapes(shapes, outShapes);
+  if (checked.ok())
+    checked = checkWeights(weights);
+  if (!checked.ok())
+    return checked;
+  outputs.clear();
+  for (size_t i = 0; i < outShapes.size(); ++i)
+    outputs[model->outputs()[i].name] = HostTensor(outShapes[i]);
+  return runtime::Result::success();
+}
+
+Halide::Buffer<float> hostView(const float *data,
+                               const std::vector<int64_t> &shape) {
+  std::vector<int> sizes(shape.rbegin(), shape.rend());
+  return Halide::Buffer<float>(const_cast<float *>(data), sizes);
+}
+
 static Halide::Buffer<float> view(const HostTensor &t) {
-  std::vector<int> sizes(t.shape.rbegin(), t.shape.rend());
-  return Halide::Buffer<float>(const_cast<float *>(t.data.data()), sizes);
+  return hostView(t.data.data(), t.shape);
+}
+
+runtime::Result
+JitModel::runBuffers(const std::vector<Halide::Buffer<float>> &inputs,
+                     const TensorMap &weights,
+                     std::vector<Halide::Buffer<float>> &outputs) {
+  std::vector<Halide::Buffer<float>> w;
+  for (const TensorInfo &info : model->weights())
+    w.push_back(view(weights.at(info.name)));
+  return model->run(inputs, w, outputs);
 }
 
 runtime::Result JitModel::runPrepared(const TensorMap &inputs,
                                       const TensorMap &weights,
                                       TensorMap &outputs) {
-  std::vector<Halide::Buffer<float>> in, w, out;
+  std::vector<Halide::Buffer<float>> in, out;
   for (const TensorInfo &info : model->inputs())
     in.push_back(view(inputs.at(info.name)));
-  for (const TensorInfo &info : model->weights())
-    w.push_back(view(weights.at(info.name)));
   for (const TensorInfo &info : model->outputs())
     out.push_back(view(outputs.at(info.name)));
-  return model->run(in, w, out);
+  return runBuffers(in, weights, out);
 }
 
 runtime::Result JitModel::run(const TensorMap &inputs, const TensorMap &weights,
                               TensorMap &outputs) {
   runtime::Result prepared = prepare(inputs, weights, outputs);
   return prepared.ok() ? runPrepared(inputs, weights, outputs) : prepared;
+}
+
+runtime::Result loadWeights(const ModelPipeline &model, const std::string &file,
+                            int64_t randomSeed, TensorMap &weights) {
+  using runtime::Result;
+  if (randomSeed >= 0) {
+    int64_t total = 0;
+    for (const TensorInfo &info : model.weights()) {
+      Result fits = checkBufferSize("weight '" + info.name + "'", info.shape);
+      if (!fits.ok())
+        return fits;
+      total += f32Bytes(info.shape);
+    }
+    Result fits = checkFitsMemory("the model's weights need", total);
+    if (!fits.ok())
+      return fits;
+    weights = randomWeights(model.weights(), uint64_t(randomSeed));
+    return Result::success();
+  }
+  if (file.empty())
+    return Result::success();
+  runtime::SafetensorsFile contents;
+  Result result = runtime::readSafetensors(file, contents);
+  if (!result.ok())
+    return result;
+  std::vector<std::string> extra;
+  for (runtime::SafetensorsTensor &tensor : contents.tensors) {
+    bool used = std::any_of(
+        model.weights().begin(), model.weights().end(),
+        [&](const TensorInfo &info) { return info.name == tensor.name; });
+    if (!used) {
+      extra.push_back("'" + tensor.name + "' " + tensor.shapeString());
+      continue;
+    }
+    weights[tensor.name] = std::move(static_cast<HostTensor &>(tensor));
+  }
+  if (!extra.empty()) {
+    std::string message = file + " has " + std::to_string(extra.size()) +
+                          " tensor(s) the model does not use: ";
+    for (size_t i = 0; i < extra.size(); ++i)
+      message += (i ? ", " : "") + extra[i];
+    return Result::error(ATTN_ERROR_ARGUMENT, message);
+  }
+  return Result::success();
 }
 
 static uint64_t mix(uint64_t seed, const std::string &name) {

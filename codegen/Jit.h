@@ -59,9 +59,40 @@ public:
   runtime::Result run(const TensorMap &inputs, const TensorMap &weights,
                       TensorMap &outputs);
 
+  /// prepare()'s check of the weights: each of the model's present, with
+  /// its shape (ATTN_ERROR_MISSING, ATTN_ERROR_SHAPE).
+  runtime::Result checkWeights(const TensorMap &weights) const;
+  /// prepare()'s checks of the inputs' shapes (by name): every input given,
+  /// none unknown, runtime dims bound consistently; then the outputs' shapes
+  /// (in the order of pipeline().outputs()) and checkResources.
+  runtime::Result
+  outputShapes(const std::map<std::string, std::vector<int64_t>> &inputs,
+               std::vector<std::vector<int64_t>> &outputs) const;
+  /// Runs on caller-owned memory: `inputs` and `outputs` are Halide views
+  /// (innermost dim first) in the order of pipeline().inputs() and
+  /// outputs(), with the shapes checkWeights() and outputShapes() accepted.
+  /// The Python module runs on numpy's memory this way, without copies.
+  runtime::Result runBuffers(const std::vector<Halide::Buffer<float>> &inputs,
+                             const TensorMap &weights,
+                             std::vector<Halide::Buffer<float>> &outputs);
+
 private:
   std::unique_ptr<ModelPipeline> model;
 };
+
+/// The weights of `model` for a run: read from the safetensors file
+/// `file`, or deterministic random ones for `randomSeed` >= 0 (after
+/// checking they fit in memory), or none when the model has none. A file
+/// holding tensors the model does not use is an error naming them (a
+/// checkpoint for another model); `attnc run --weights | --random-weights`
+/// and the Python module's `weights=` | `random_weights=`.
+runtime::Result loadWeights(const ModelPipeline &model, const std::string &file,
+                            int64_t randomSeed, TensorMap &weights);
+
+/// The view Halide runs on (innermost dim first) of C-order f32 memory of
+/// `shape`.
+Halide::Buffer<float> hostView(const float *data,
+                               const std::vector<int64_t> &shape);
 
 /// Deterministic random weights for every weight of `model` (seeded by
 /// `seed` and the weight's name, so adding a layer does not change the

@@ -15,6 +15,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -254,6 +255,8 @@ bool Session::compileAot(const std::string &outputDir, const std::string &name,
                          std::vector<std::string> &written) {
   if (!runTo(Stage::Pipeline) || !built)
     return false;
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return error("cannot create '" + outputDir + "': " + ec.message());
   // One variant per tuned size, each scheduled from the primitive IR again;
   // or the pipeline built already.
   std::vector<codegen::AotVariant> variants;

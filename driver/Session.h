@@ -146,7 +146,7 @@ public:
   /// usable GPU unless gpuOnHost).
   std::unique_ptr<codegen::JitModel> jit();
   /// Runs to Pipeline and compiles it for the target into `outputDir`
-  /// (lib<name>.a, <name>.h); `name` "" = the model's. The files written are
+  /// (created if missing; lib<name>.a, <name>.h); `name` "" = the model's. The files written are
   /// appended to `written`. With a tuning database (and no tuningDims) that
   /// holds schedules tuned at several sizes of the model's runtime dims,
   /// the library holds one variant per tuned size and dispatches on the

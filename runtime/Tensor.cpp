@@ -26,11 +26,15 @@ int64_t HostTensor::numElements() const {
   return bytes < 0 ? -1 : bytes / int64_t(sizeof(float));
 }
 
-std::string HostTensor::shapeString() const {
+std::string shapeString(const std::vector<int64_t> &shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
+}
+
+std::string HostTensor::shapeString() const {
+  return runtime::shapeString(shape);
 }
 
 } // namespace attnc::runtime

@@ -19,6 +19,9 @@ namespace attnc::runtime {
 /// product overflows int64.
 int64_t f32Bytes(const std::vector<int64_t> &shape);
 
+/// `[2, 300, 512]`.
+std::string shapeString(const std::vector<int64_t> &shape);
+
 /// A dense f32 tensor in C order, owned by the host.
 struct HostTensor {
   /// The shape; empty for a scalar (rank 0).

@@ -39,11 +39,6 @@ int compileCommand(const CompileOptions &options) {
   Session session(sessionOptions, llvm::errs());
   if (!session.loadFile(options.file) || !session.runTo(Stage::Pipeline))
     return 1;
-  if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir)) {
-    llvm::errs() << "error: cannot create '" << options.outputDir
-                 << "': " << ec.message() << "\n";
-    return 1;
-  }
   std::vector<std::string> written;
   if (!session.compileAot(options.outputDir, options.name, written))
     return 1;

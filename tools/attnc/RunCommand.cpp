@@ -77,57 +77,16 @@ Result loadWeights(const RunOptions &options,
                    const codegen::ModelPipeline &model, TensorMap &weights) {
   if (!options.weights.empty() && options.randomWeights >= 0)
     return usage("give either --weights or --random-weights, not both");
-  if (options.randomWeights >= 0) {
-    int64_t total = 0;
-    for (const codegen::TensorInfo &info : model.weights()) {
-      Result fits =
-          codegen::checkBufferSize("weight '" + info.name + "'", info.shape);
-      if (!fits.ok())
-        return fits;
-      total += codegen::f32Bytes(info.shape);
-    }
-    Result fits = codegen::checkFitsMemory("the model's weights need", total);
-    if (!fits.ok())
-      return fits;
-    weights = codegen::randomWeights(model.weights(),
-                                     uint64_t(options.randomWeights));
-    return Result::success();
-  }
-  if (options.weights.empty()) {
-    if (model.weights().empty())
-      return Result::success();
+  if (options.weights.empty() && options.randomWeights < 0 &&
+      !model.weights().empty())
     return Result::error(
         ATTN_ERROR_MISSING,
         "the model has " + std::to_string(model.weights().size()) +
             " weights (first: '" + model.weights().front().name + "' " +
             model.weights().front().shapeString() +
             "); give --weights FILE.safetensors or --random-weights SEED");
-  }
-  runtime::SafetensorsFile file;
-  Result result = runtime::readSafetensors(options.weights, file);
-  if (!result.ok())
-    return result;
-  std::vector<std::string> extra;
-  for (runtime::SafetensorsTensor &tensor : file.tensors) {
-    bool used = std::any_of(model.weights().begin(), model.weights().end(),
-                            [&](const codegen::TensorInfo &info) {
-                              return info.name == tensor.name;
-                            });
-    if (!used) {
-      extra.push_back("'" + tensor.name + "' " + tensor.shapeString());
-      continue;
-    }
-    weights[tensor.name] = std::move(static_cast<HostTensor &>(tensor));
-  }
-  if (!extra.empty()) {
-    std::string message = options.weights + " has " +
-                          std::to_string(extra.size()) +
-                          " tensor(s) the model does not use: ";
-    for (size_t i = 0; i < extra.size(); ++i)
-      message += (i ? ", " : "") + extra[i];
-    return Result::error(ATTN_ERROR_ARGUMENT, message);
-  }
-  return Result::success();
+  return codegen::loadWeights(model, options.weights, options.randomWeights,
+                              weights);
 }
 
 /// The sizes of `--dim NAME=SIZE`, checked (1 <= SIZE < 2^31) before
