@@ -29,10 +29,12 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # -O0 compiles fastest (the build is most of this script's time) and keeps
 # the reports' stacks exact; the suites it runs are small. Without MPI: its
 # uninstrumented shared-memory transport is not attnc's code to check, and
-# the distributed-tuning test runs in the Release suite.
+# the distributed-tuning test runs in the Release suite. Without the Python
+# module: an instrumented extension needs the sanitizer runtime preloaded
+# into the interpreter; its tests run in the Release suite.
 cmake -G Ninja -S . -B build-sanitize -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O0 -g1 -DNDEBUG" -DATTNC_SANITIZE=address,undefined \
-  -DATTNC_MPI=OFF
+  -DATTNC_MPI=OFF -DATTNC_PYTHON=OFF
 cmake --build build-sanitize --target \
   attnc attn-opt dsl-syntax-tests dsl-sema-tests runtime-tests \
   schedule-tests session-tests schedule-space-tests tuning-db-tests \

@@ -1,13 +1,16 @@
 #===- OutOfTreeApp.cmake - install attnc, build an app against it --------===#
 #
 # cmake -DBUILD_DIR=... -DSTAGE=... -DAPP_SOURCE=... -DAPP_BUILD=...
-#       -DMODEL=... -DGENERATOR=... -DLIBDIR=... -P OutOfTreeApp.cmake
+#       -DMODEL=... -DGENERATOR=... -DLIBDIR=... [-DPYTHON=... -DPYTHON_DIR=...]
+#       -P OutOfTreeApp.cmake
 #
 # 1. `cmake --install BUILD_DIR --prefix STAGE` into an empty prefix;
 # 2. the installed attnc runs (--version; random weights saved for MODEL);
 # 3. APP_SOURCE (a project of its own: find_package(attnc CONFIG),
 #    attnc_add_model) is configured with CMAKE_PREFIX_PATH=STAGE only, built,
-#    and run on those weights; its output line is what the test matches.
+#    and run on those weights; its output line is what the test matches;
+# 4. with PYTHON: the installed Python package (STAGE/PYTHON_DIR) is
+#    imported from there, not from the build, and runs MODEL on the weights.
 # Each step that fails stops the script with its output.
 #
 #===----------------------------------------------------------------------===#
@@ -44,3 +47,16 @@ step("configuring the app" ${CMAKE_COMMAND} -S "${APP_SOURCE}" -B "${APP_BUILD}"
 step("building the app" ${CMAKE_COMMAND} --build "${APP_BUILD}")
 step("running the app" "${APP_BUILD}/gau_app" "${APP_BUILD}/weights.safetensors" 77 2)
 message("${step_output}")
+
+if(PYTHON)
+  step("the installed Python package" ${CMAKE_COMMAND} -E env
+       "PYTHONPATH=${STAGE}/${PYTHON_DIR}" "${PYTHON}" -c "
+import attnc, numpy
+assert attnc.__file__.startswith('${STAGE}/'), attnc.__file__
+m = attnc.load('${MODEL}', weights='${APP_BUILD}/weights.safetensors', threads=2)
+y = m(numpy.ones((1, 8, 512), numpy.float32))
+assert y.shape == (1, 8, 512) and numpy.isfinite(y).all()
+print('python: attnc', attnc.__version__, 'from', attnc.__file__)
+")
+  message("${step_output}")
+endif()

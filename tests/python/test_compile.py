@@ -1,0 +1,49 @@
+"""attnc.compile (the AOT library) and attnc.emit (the stages) from Python,
+and the model's description."""
+import re
+import sys
+
+import pytest
+
+import attnc
+from conftest import EXAMPLES, THREADS, run_cli, tool
+
+
+def test_compile_writes_the_library_and_header(tmp_path):
+    written = attnc.compile(EXAMPLES / "gau.attn", tmp_path / "out",
+                            name="my_gau")
+    names = sorted(p.rsplit("/", 1)[-1] for p in written)
+    assert "libmy_gau.a" in names and "my_gau.h" in names
+    header = (tmp_path / "out" / "my_gau.h").read_text()
+    assert "my_gau_run" in header or "my_gau" in header
+
+
+def test_compile_rejects_a_name_that_is_not_a_c_identifier(tmp_path):
+    with pytest.raises(attnc.InputError, match="not a C identifier"):
+        attnc.compile(EXAMPLES / "gau.attn", tmp_path, name="my-gau")
+
+
+@pytest.mark.parametrize("stage", ["ast", "attn", "attn-primitives",
+                                   "attn-scheduled", "halide-stmt"])
+def test_emit_returns_what_the_cli_prints(stage):
+    path = str(EXAMPLES / "gau.attn")
+    if stage == "halide-stmt":
+        # In a process of its own, as the CLI's: Halide makes its names
+        # unique per process (`t12$3` after other pipelines were lowered).
+        text = run_cli(sys.executable, "-c", "import attnc, sys; sys.stdout."
+                       f"write(attnc.emit({path!r}, 'halide-stmt'))")
+    else:
+        text = attnc.emit(path, stage)
+    assert text == run_cli(tool("ATTNC"), path, f"--emit={stage}")
+    assert len(text) > 200
+
+
+def test_the_model_describes_its_tensors():
+    m = attnc.load(EXAMPLES / "gau.attn", random_weights=1, threads=THREADS)
+    assert list(m.inputs) == ["x"] and list(m.outputs) == ["y"]
+    assert m.inputs["x"].shape == ("b", "n", 512)
+    assert m.inputs["x"].dtype == "float32"
+    assert all(all(isinstance(d, int) for d in w.shape)
+               for w in m.weights.values())
+    assert re.match(r"\d+\.\d+\.\d+", attnc.__version__)
+    assert set(m.compile_times) >= {"mlir_ms", "llvm_ms", "cache_hits"}

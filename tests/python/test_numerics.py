@@ -1,0 +1,75 @@
+"""The module's numerics: against the fp64 reference, and bit for bit
+against `attnc run` on the same weights, inputs and threads."""
+import numpy as np
+import pytest
+
+import attnc
+from conftest import (EXAMPLES, THREADS, random_weights, reference,
+                      relative_error, run_cli, tool, write_safetensors)
+
+
+@pytest.mark.parametrize("example,n", [("gau.attn", 100), ("flash.attn", 300),
+                                       ("flash_bidir.attn", 300)])
+def test_matches_the_fp64_reference(example, n, tmp_path):
+    m = attnc.load(EXAMPLES / example, random_weights=1, threads=THREADS)
+    weights = random_weights(m, seed=7)
+    write_safetensors(tmp_path / "w.safetensors", weights)
+    m = attnc.load(EXAMPLES / example, weights=weights, threads=THREADS)
+    x = np.random.default_rng(3).standard_normal((2, n, 512), np.float32)
+    y = m(x)
+    assert y.shape == (2, n, 512) and y.dtype == np.float32
+    want = reference(EXAMPLES / example, tmp_path / "w.safetensors", {"x": x},
+                     tmp_path)
+    assert relative_error(y, want) < 1e-4
+
+
+def test_weights_from_a_safetensors_file_equal_the_same_arrays(tmp_path):
+    m = attnc.load(EXAMPLES / "gau.attn", random_weights=1, threads=THREADS)
+    weights = random_weights(m, seed=5)
+    write_safetensors(tmp_path / "w.safetensors", weights)
+    from_file = attnc.load(EXAMPLES / "gau.attn",
+                           weights=tmp_path / "w.safetensors", threads=THREADS)
+    from_dict = attnc.load(EXAMPLES / "gau.attn", weights=weights,
+                           threads=THREADS)
+    x = np.random.default_rng(1).standard_normal((1, 64, 512), np.float32)
+    assert np.array_equal(from_file(x), from_dict(x))
+
+
+def cli_output(example, weights_file, x, tmp_path):
+    np.save(tmp_path / "x.npy", x)
+    run_cli(tool("ATTNC"), "run", str(EXAMPLES / example), "--weights",
+            str(weights_file), "--input", f"x={tmp_path / 'x.npy'}",
+            "--output", f"y={tmp_path / 'y.npy'}", "--threads", str(THREADS))
+    return np.load(tmp_path / "y.npy")
+
+
+def test_numpy_and_torch_match_attnc_run_bit_for_bit(tmp_path):
+    torch = pytest.importorskip("torch")
+    m = attnc.load(EXAMPLES / "flash.attn", random_weights=1, threads=THREADS)
+    write_safetensors(tmp_path / "w.safetensors", random_weights(m, seed=2))
+    m = attnc.load(EXAMPLES / "flash.attn", weights=tmp_path / "w.safetensors",
+                   threads=THREADS)
+    x = np.random.default_rng(4).standard_normal((1, 600, 512), np.float32)
+    want = cli_output("flash.attn", tmp_path / "w.safetensors", x, tmp_path)
+    assert np.array_equal(m(x), want)
+    y = m(torch.from_numpy(x))
+    assert isinstance(y, torch.Tensor)
+    assert np.array_equal(y.numpy(), want)
+
+
+def test_keyword_positional_and_dict_calls_agree():
+    m = attnc.load(EXAMPLES / "gau.attn", random_weights=3, threads=THREADS)
+    x = np.random.default_rng(2).standard_normal((1, 50, 512), np.float32)
+    by_position = m(x)
+    assert np.array_equal(m(x=x), by_position)
+    assert np.array_equal(m.run({"x": x})["y"], by_position)
+
+
+def test_a_non_contiguous_array_is_copied_and_computes_the_same():
+    m = attnc.load(EXAMPLES / "gau.attn", random_weights=3, threads=THREADS)
+    wide = np.random.default_rng(2).standard_normal((1, 50, 1024), np.float32)
+    x = wide[:, :, ::2]
+    assert not x.flags.c_contiguous
+    y = m(x)
+    assert m.last_buffers["x"] != x.ctypes.data
+    assert np.array_equal(y, m(np.ascontiguousarray(x)))
