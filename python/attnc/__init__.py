@@ -102,7 +102,8 @@ class Model:
     def run(self, inputs, out=None):
         """Runs on `inputs` (name -> array or tensor) and returns every
         output by name. Outputs are written into the arrays of `out` (name
-        -> float32 C-contiguous array of the output's shape) where given,
+        -> float32 C-contiguous array or CPU tensor of the output's shape;
+        it is returned as given) where given,
         into new arrays otherwise. With a torch tensor among the inputs
         the outputs are torch tensors (sharing the arrays' memory)."""
         if not isinstance(inputs, dict):
@@ -122,6 +123,8 @@ class Model:
             import torch
             results = {name: torch.from_numpy(array)
                        for name, array in results.items()}
+        # An output given as `out` comes back as the object given.
+        results.update((out or {}).items())
         return results
 
     def __call__(self, *args, **kwargs):

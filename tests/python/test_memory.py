@@ -43,6 +43,16 @@ def test_torch_tensors_are_read_and_returned_without_copies(gau):
     assert gau.last_buffers["x"] == x.data_ptr()
 
 
+def test_a_torch_tensor_given_as_out_is_written_and_returned(gau):
+    torch = pytest.importorskip("torch")
+    x = torch.randn(1, 16, 512)
+    out = torch.full((1, 16, 512), float("nan"))
+    y = gau.run({"x": x}, out={"y": out})["y"]
+    assert y is out
+    assert gau.last_buffers["y"] == out.data_ptr()
+    assert torch.equal(out, gau(x))
+
+
 def test_the_gil_is_released_while_a_kernel_runs():
     m = attnc.load(EXAMPLES / "flash.attn", random_weights=1, threads=1)
     x = np.random.default_rng(0).standard_normal((1, 4096, 512), np.float32)
