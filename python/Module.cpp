@@ -178,10 +178,13 @@ class Model {
 public:
   Model(const std::string &path, const std::string &model,
         const std::string &target, const std::string &schedule, int threads,
-        const std::string &tuningDb, const std::string &cacheDir, bool cache)
+        const std::string &tuningDb,
+        const std::map<std::string, int64_t> &tuningDims,
+        const std::string &cacheDir, bool cache)
       : threads(threads) {
     driver::SessionOptions options =
         sessionOptions(model, target, schedule, tuningDb);
+    options.tuningDims = tuningDims;
     options.cache.enabled = cache;
     options.cache.directory = cacheDir;
     options.threads =
@@ -452,10 +455,11 @@ PYBIND11_MODULE(_attnc, m) {
   py::class_<Model>(m, "Model")
       .def(py::init<const std::string &, const std::string &,
                     const std::string &, const std::string &, int,
-                    const std::string &, const std::string &, bool>(),
+                    const std::string &, const std::map<std::string, int64_t> &,
+                    const std::string &, bool>(),
            py::arg("path"), py::arg("model"), py::arg("target"),
            py::arg("schedule"), py::arg("threads"), py::arg("tuning_db"),
-           py::arg("cache_dir"), py::arg("cache"))
+           py::arg("tuning_dims"), py::arg("cache_dir"), py::arg("cache"))
       .def("inputs",
            [](const Model &model) { return describe(model.pipeline().inputs()); })
       .def("outputs",

@@ -171,7 +171,7 @@ class Model:
 
 def load(path, model=None, weights=None, target="host", threads=None,
          tuning_db=None, schedule="default", random_weights=None,
-         cache_dir=None, cache=True):
+         cache_dir=None, cache=True, tuning_dims=None):
     """Compiles the model `model` (None: the file's only one) of the .attn
     file `path` for the host and binds its weights.
 
@@ -182,8 +182,12 @@ def load(path, model=None, weights=None, target="host", threads=None,
     target: a Halide host target string or family ("host", "avx2", ...).
     threads: the threads Halide's runtime runs kernels on (None: all cores;
         it is the process's thread pool: the last model run sets it).
-    schedule: "default", "naive", or "tuned" (with tuning_db: the schedules
-        `attnc tune` found, for the largest sizes tuned).
+    tuning_db: a tuning database (`attnc tune --db`): its fastest
+        schedules replace the defaults, those tuned nearest to the sizes of
+        `tuning_dims` (a dict such as {"n": 1024, "b": 1}; None: the
+        largest sizes tuned), as `attnc run --tuning-db` does for the run's
+        sizes. How many ops took a tuned schedule is a warning (a remark).
+    schedule: "default", "naive", or "tuned" (with tuning_db).
     cache_dir, cache: where compiled kernels are kept (default as for the
         CLI: $ATTNC_CACHE_DIR, else ~/.cache/attnc); cache=False compiles
         anew and keeps nothing.
@@ -192,6 +196,8 @@ def load(path, model=None, weights=None, target="host", threads=None,
         raise InputError("give either weights or random_weights, not both")
     compiled = _attnc.Model(_source(path), model or "", target, schedule,
                             int(threads or 0), str(tuning_db or ""),
+                            {str(k): int(v)
+                             for k, v in (tuning_dims or {}).items()},
                             str(cache_dir or ""), bool(cache))
     if compiled.warnings():
         _warnings.warn(compiled.warnings(), stacklevel=2)

@@ -3,6 +3,7 @@ and the model's description."""
 import re
 import sys
 
+import numpy as np
 import pytest
 
 import attnc
@@ -47,3 +48,19 @@ def test_the_model_describes_its_tensors():
                for w in m.weights.values())
     assert re.match(r"\d+\.\d+\.\d+", attnc.__version__)
     assert set(m.compile_times) >= {"mlir_ms", "llvm_ms", "cache_hits"}
+
+
+def test_a_tuning_database_gives_its_schedules_to_load_and_compile(tmp_path):
+    db = tool("ATTNC_TUNED_DB")  # tiny-gau.attn tuned at n = 64 and 1024
+    path = EXAMPLES.parent / "tests" / "e2e" / "Inputs" / "tiny-gau.attn"
+    with pytest.warns(UserWarning, match="1 of 5 scheduled ops take a tuned "
+                                         "schedule"):
+        tuned = attnc.load(path, tuning_db=db, tuning_dims={"n": 64, "b": 1},
+                           random_weights=1, threads=THREADS)
+    plain = attnc.load(path, random_weights=1, threads=THREADS)
+    x = np.random.default_rng(0).standard_normal((1, 64, 32), np.float32)
+    want = plain(x)
+    assert np.max(np.abs(tuned(x) - want)) <= 1e-5 * np.max(np.abs(want))
+    attnc.compile(path, tmp_path, tuning_db=db, name="tuned_tiny")
+    header = (tmp_path / "tuned_tiny.h").read_text()
+    assert "tuned schedules from tuning database" in header
