@@ -47,7 +47,9 @@ cmake --build build-sanitize --target \
 # tests tests/e2e/cli-*.test, attnc run, bench and compile on the examples
 # and the size errors; lit's tests/codegen, Halide statement dumps, and
 # passes/attn-schedule-pipeline.test, 64 runs of attnc that other lit tests
-# already cover under the sanitizers, are left to the Release build), then those labelled fuzz (the fuzz targets
+# already cover under the sanitizers, and e2e/cli-autoschedule.test, whose
+# time is Halide's autoschedulers searching and compiling without a cache,
+# are left to the Release build), then those labelled fuzz (the fuzz targets
 # over their seed corpora and crash regressions). The fp64 reference's own
 # tests are test code and run in the Release build. The schedule space is
 # walked whole for the cuda family (the GPU walker); the CPU walker runs on
@@ -56,6 +58,6 @@ cmake --build build-sanitize --target \
 # (generic, avx2, avx512: the same code with other budgets, hundreds of
 # seconds of CPU at -O0 since gemm points have staging variants) run in
 # the Release build.
-LIT_FILTER_OUT='^attnc :: (codegen/|passes/attn-schedule-pipeline)' \
+LIT_FILTER_OUT='^attnc :: (codegen/|passes/attn-schedule-pipeline|e2e/cli-autoschedule)' \
   ctest --test-dir build-sanitize --output-on-failure -j "$(nproc)" \
   -L '^(fast|fuzz)$' -E '^Reference|ScheduleSpaceTest\..*_(generic|avx2|avx512)( |$)'

@@ -8,16 +8,17 @@ from conftest import (EXAMPLES, THREADS, random_weights, reference,
                       relative_error, run_cli, tool, write_safetensors)
 
 
-@pytest.mark.parametrize("example,n", [("gau.attn", 100), ("flash.attn", 300),
-                                       ("flash_bidir.attn", 300)])
-def test_matches_the_fp64_reference(example, n, tmp_path):
+@pytest.mark.parametrize("example,b,n", [("gau.attn", 2, 100),
+                                         ("flash.attn", 1, 300),
+                                         ("flash_bidir.attn", 1, 300)])
+def test_matches_the_fp64_reference(example, b, n, tmp_path):
     m = attnc.load(EXAMPLES / example, random_weights=1, threads=THREADS)
     weights = random_weights(m, seed=7)
     write_safetensors(tmp_path / "w.safetensors", weights)
     m = attnc.load(EXAMPLES / example, weights=weights, threads=THREADS)
-    x = np.random.default_rng(3).standard_normal((2, n, 512), np.float32)
+    x = np.random.default_rng(3).standard_normal((b, n, 512), np.float32)
     y = m(x)
-    assert y.shape == (2, n, 512) and y.dtype == np.float32
+    assert y.shape == (b, n, 512) and y.dtype == np.float32
     want = reference(EXAMPLES / example, tmp_path / "w.safetensors", {"x": x},
                      tmp_path)
     assert relative_error(y, want) < 1e-4
