@@ -283,10 +283,10 @@ public:
       py::array array;
       if (outputs.contains(name)) {
         array = asArray(outputs[name.c_str()], "output", name);
-        if (checkedShape(array, "output", name) != outShapes[i])
+        std::vector<int64_t> shape = checkedShape(array, "output", name);
+        if (shape != outShapes[i])
           throw InputError("output '" + name + "' has shape " +
-                           runtime::shapeString(checkedShape(array, "output",
-                                                             name)) +
+                           runtime::shapeString(shape) +
                            " but this run writes " +
                            runtime::shapeString(outShapes[i]));
         if (!array.writeable())
