@@ -51,14 +51,19 @@ public:
         rewriter.getStringAttr(layerName + "." + part.str()));
   }
 
-  /// The template's input normalisation (`L.norm.*`).
+  /// The template's input normalisation (`L.norm.*`). A bias's
+  /// attn.weight comes before its weight's, here and in dense(): C++ leaves
+  /// the order in which a call's arguments are evaluated unspecified, and
+  /// with both created inside one call gcc and clang built the weights in
+  /// different orders (the order of the model's weights lists).
   Value norm(NormKind kind, double eps) {
     int64_t d = modelDim();
     switch (kind) {
-    case NormKind::layer_norm:
-      return rewriter.create<LayerNormOp>(loc, xType, x,
-                                          weight("norm.weight", {d}),
-                                          weight("norm.bias", {d}), eps);
+    case NormKind::layer_norm: {
+      Value bias = weight("norm.bias", {d});
+      return rewriter.create<LayerNormOp>(
+          loc, xType, x, weight("norm.weight", {d}), bias, eps);
+    }
     case NormKind::scale_norm:
       return rewriter.create<ScaleNormOp>(loc, xType, x,
                                           weight("norm.weight", {1}), eps);
@@ -72,9 +77,9 @@ public:
   /// `in @ L.<part>.weight + L.<part>.bias` with `out` columns.
   Value dense(Value in, StringRef part, int64_t out) {
     int64_t k = cast<RankedTensorType>(in.getType()).getShape().back();
-    return rewriter.create<DenseOp>(loc, rows(out), in,
-                                    weight((part + ".weight").str(), {k, out}),
-                                    weight((part + ".bias").str(), {out}));
+    Value bias = weight((part + ".bias").str(), {out});
+    return rewriter.create<DenseOp>(
+        loc, rows(out), in, weight((part + ".weight").str(), {k, out}), bias);
   }
 
   SmallVector<Value> split(Value in, ArrayRef<int64_t> sizes) {
