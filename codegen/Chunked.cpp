@@ -84,6 +84,32 @@ static mlir::LogicalResult lowerChunkState(Lowering &lowering,
   return mlir::success();
 }
 
+/// Declares the carry of a streamed causal chunk_scan over `states`
+/// [batch..., G, s, e]: an input [batch..., s, e] and its next value.
+static const Lowering::StreamCarry &
+addStreamCarry(Lowering &lowering, const HTensor &states) {
+  size_t index = lowering.streamCarries.size();
+  Lowering::StreamCarry carry;
+  carry.extents.assign(states.extents.begin(), states.extents.end() - 3);
+  carry.extents.push_back(states.extents[states.rank() - 2]);
+  carry.extents.push_back(states.extents.back());
+  carry.in = ImageParam(Float(32), int(carry.extents.size()),
+                        "stream_carry" + std::to_string(index));
+  carry.next = Func("stream_carry" + std::to_string(index) + "_next");
+  // The carry (and below its next value) exactly the state's size: bounds
+  // inference then sees that `next`
+  // reads the states of this block's batch entries only (unconstrained, its
+  // region made the chunk states' and so the projections' bounds grow with
+  // the square of the block).
+  int rank = int(carry.extents.size());
+  for (int d = 0; d < rank; ++d) {
+    Expr extent = carry.extents[rank - 1 - d];
+    carry.in.dim(d).set_bounds(0, extent);
+  }
+  lowering.streamCarries.push_back(carry);
+  return lowering.streamCarries.back();
+}
+
 static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
                                           attn::ChunkScanOp op) {
   const HTensor &states = lowering.get(op.getStates());
@@ -96,7 +122,15 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
   Var a = vars[rank - 2], e = vars[rank - 1];
   Expr chunks = states.extents[rank - 3];
   if (op.getExclusive()) {
-    define(t.func, vars, 0.0f);
+    // Streamed (Stream.h): chunk 0 of a block sees the earlier blocks'
+    // states, the carry, and the carry's next value adds this block's.
+    const Lowering::StreamCarry *carry =
+        lowering.streaming() ? &addStreamCarry(lowering, states) : nullptr;
+    if (carry)
+      define(t.func, vars,
+             HTensor{carry->in, carry->extents}.at(withTail(batch, {a, e})));
+    else
+      define(t.func, vars, 0.0f);
     RDom g(1, max(chunks - 1, 0), "g");
     Index cur = withTail(batch, {g, a, e}), prev = withTail(batch, {g - 1, a, e});
     std::vector<Expr> curRev(cur.rbegin(), cur.rend()),
@@ -105,6 +139,20 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     lowering.addInternalStage(t.func, vars);
     // Each state row `a` scans over the chunks.
     lowering.addScanUpdate(t.func, e, a, {e, g, a});
+    if (carry) {
+      Index last = withTail(batch, {chunks - 1, a, e});
+      std::vector<Expr> lastRev(last.rbegin(), last.rend());
+      std::vector<Var> nextVars(batch.size() + 2);
+      for (size_t d = 0; d < batch.size(); ++d)
+        nextVars[d] = vars[d];
+      nextVars[batch.size()] = a;
+      nextVars[batch.size() + 1] = e;
+      Func next = carry->next; // a handle to the carry's Func
+      define(next, nextVars, t.func(lastRev) + states.at(last));
+      for (int d = 0; d < int(carry->extents.size()); ++d)
+        next.output_buffer().dim(d).set_bounds(
+            0, carry->extents[carry->extents.size() - 1 - d]);
+    }
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.
     std::vector<Var> totalVars(vars.begin(), vars.end() - 3);

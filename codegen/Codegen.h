@@ -56,6 +56,11 @@ struct CodegenOptions {
   std::map<std::string, int64_t> estimates;
   Halide::Target autoscheduleTarget;
   int autoscheduleThreads = 1;
+  /// > 0: the pipeline is the kernel of one block of this many rows of the
+  /// model's sequence dim, and ModelPipeline::run runs it block after block
+  /// (Stream.h: causal models whose only mixing across rows is chunked,
+  /// e.g. FLASH causal; memory is that of a block, not of the sequence).
+  int64_t streamRows = 0;
 };
 
 struct Program;
@@ -113,7 +118,11 @@ public:
   runtime::Result
   checkResources(const std::vector<std::vector<int64_t>> &inputShapes,
                  const std::vector<std::vector<int64_t>> &outputShapes) const;
-  /// The one-buffer limit checkResources applies (after compileJit).
+  /// The one-buffer limit checkResources applies to a whole input or output
+  /// (after compileJit). Streamed (CodegenOptions::streamRows), kernels see
+  /// blocks of them, which checkResources checks against the target's
+  /// limit, and a whole tensor is limited only by Halide's 32-bit strides:
+  /// 2^31 - 1 floats.
   int64_t maxBufferBytes() const;
 
   /// Runs the JIT-compiled pipeline. Buffers are in the order of inputs(),

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/LoweringImpl.h"
 #include "codegen/Resources.h"
+#include "codegen/Stream.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -532,9 +533,19 @@ static void constrainDense(OutputImageParam buffer,
   }
 }
 
+Expr Lowering::rowOffset() const {
+  return streaming() ? cast<int>(streamOffset(0)) : Expr(0);
+}
+
 mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
   if (mlir::failed(checkStaticExtents(func)))
     return mlir::failure();
+  if (streaming()) {
+    if (mlir::failed(checkStreamable(func, options, streamDim)))
+      return mlir::failure();
+    streamOffset = ImageParam(Float(32), 1, "stream_offset");
+    streamOffset.dim(0).set_bounds(0, 1);
+  }
   // Inputs: one ImageParam each, extents from the buffer at run time.
   for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
     mlir::FailureOr<TensorInfo> described = describeArgument(func, index);
@@ -637,6 +648,11 @@ std::vector<Argument> Lowering::arguments() const {
   std::vector<Argument> args;
   for (const ImageParam &param : inputParams)
     args.push_back(param);
+  if (streaming()) {
+    args.push_back(streamOffset);
+    for (const StreamCarry &carry : streamCarries)
+      args.push_back(carry.in);
+  }
   for (const ImageParam &param : weightParams)
     args.push_back(param);
   return args;

@@ -93,8 +93,10 @@ public:
   mlir::LogicalResult lowerFunction(mlir::func::FuncOp func);
 
   std::vector<Halide::ImageParam> inputParams, weightParams;
-  /// The pipeline's arguments in call order: inputs, then weights (the
-  /// outputs follow them in the compiled function).
+  /// The pipeline's arguments in call order: inputs (with a streamed
+  /// kernel's offset and carries after the model's), then weights (the
+  /// outputs follow them in the compiled function: the model's, then the
+  /// carries' `next`).
   std::vector<Halide::Argument> arguments() const;
   std::vector<TensorInfo> inputs, weights, outputs;
   std::vector<Halide::Func> outputFuncs;
@@ -107,6 +109,25 @@ public:
   std::vector<bool> outputAfterInputs;
   /// Materialised op results in op order (for the resource check).
   std::vector<StoredBuffer> stored;
+
+  /// With options.streamRows (Stream.h), the inputs and outputs of one
+  /// block beyond the model's: `streamOffset`, an f32[1] holding the
+  /// block's first row (RoPE's positions start there), and per causal
+  /// chunk_scan its carry, the sum of the earlier blocks' chunk states
+  /// [batch..., s, e], in `in` and out with this block's added in `next`.
+  struct StreamCarry {
+    Halide::ImageParam in;
+    Halide::Func next;
+    std::vector<Halide::Expr> extents; ///< MLIR order.
+  };
+  Halide::ImageParam streamOffset;
+  std::vector<StreamCarry> streamCarries;
+  /// The sequence dim a streamed kernel runs blocks of (Stream.h).
+  std::string streamDim;
+  bool streaming() const { return options.streamRows > 0; }
+  /// The position of row 0 of the rows a stage sees: streamOffset's value
+  /// when streaming, else 0.
+  Halide::Expr rowOffset() const;
   const CodegenOptions &options;
 
   const HTensor &get(mlir::Value value) const { return values.at(value); }

@@ -14,6 +14,7 @@
 #include "codegen/Program.h"
 #include "codegen/Resources.h"
 #include "codegen/Stopwatch.h"
+#include "codegen/Stream.h"
 
 #include <algorithm>
 #include <atomic>
@@ -42,6 +43,7 @@ std::string kernelSource(mlir::func::FuncOp func,
   llvm::raw_string_ostream os(text);
   func->print(os, mlir::OpPrintingFlags().useLocalScope());
   os << "\ncodegen: gpu=" << options.gpu << " gpuOnHost=" << options.gpuOnHost
+     << " streamRows=" << options.streamRows
      << "\n";
   if (!options.autoscheduler.empty()) {
     // Its schedule depends on the estimates, the threads and the target.
@@ -94,6 +96,13 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
       impl.scheduleSource = summary.str();
   try {
     if (callsFunctions(model)) {
+      if (options.streamRows > 0)
+        return mlir::emitError(model.getLoc())
+                   << "--stream-rows runs models compiled as one pipeline; '"
+                   << impl.name
+                   << "' repeats layers, which are compiled as kernels of "
+                      "their own (not streamed yet)",
+               nullptr;
       impl.program = Program::build(model, impl.options);
       if (!impl.program)
         return nullptr;
@@ -101,7 +110,10 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
     }
     if (mlir::failed(impl.lowering.lowerFunction(model)))
       return nullptr;
-    impl.pipeline = Pipeline(impl.lowering.outputFuncs);
+    std::vector<Func> outputs = impl.lowering.outputFuncs;
+    for (const Lowering::StreamCarry &carry : impl.lowering.streamCarries)
+      outputs.push_back(carry.next);
+    impl.pipeline = Pipeline(outputs);
     if (!impl.options.autoscheduler.empty())
       if (std::string error = autoschedule(impl.lowering, impl.pipeline,
                                            impl.options);
@@ -326,8 +338,14 @@ static runtime::Result runKernel(Pipeline &pipeline, Lowering &lowering,
     return code == 0 ? runtime::Result::success()
                      : kernelFailure(message, code, what);
   }
-  for (size_t i = 0; i < args.size(); ++i)
-    lowering.inputParams[i].set(args[i]);
+  size_t arg = 0;
+  for (ImageParam &param : lowering.inputParams)
+    param.set(args[arg++]);
+  if (lowering.streaming()) {
+    lowering.streamOffset.set(args[arg++]);
+    for (Lowering::StreamCarry &carry : lowering.streamCarries)
+      carry.in.set(args[arg++]);
+  }
   for (size_t i = 0; i < weights.size(); ++i)
     lowering.weightParams[i].set(weights[i]);
   Realization realization(outputs);
@@ -352,10 +370,19 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
                                    std::vector<Buffer<float>> &outputs) {
   if (impl->program)
     return impl->runProgram(inputs, weights, outputs);
+  std::string what = "the kernel of model '" + impl->name + "'";
+  if (impl->lowering.streaming())
+    return runStreamed(
+        impl->lowering, inputs, outputs,
+        [&](const std::vector<Buffer<float>> &args,
+            std::vector<Buffer<void>> &results) {
+          return runKernel(impl->pipeline, impl->lowering, impl->native.get(),
+                           args, weights, results, what);
+        });
   std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
   runtime::Result result =
       runKernel(impl->pipeline, impl->lowering, impl->native.get(), inputs,
-                weights, views, "the kernel of model '" + impl->name + "'");
+                weights, views, what);
   if (result.ok())
     for (Buffer<void> &view : views)
       view.copy_to_host(); // results of GPU kernels back to the caller
@@ -448,15 +475,27 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
   return runtime::Result::success();
 }
 
-int64_t ModelPipeline::maxBufferBytes() const { return impl->maxBufferBytes; }
+int64_t ModelPipeline::maxBufferBytes() const {
+  return impl->lowering.streaming() ? ((int64_t(1) << 31) - 1) * 4
+                                    : impl->maxBufferBytes;
+}
 
 runtime::Result ModelPipeline::checkResources(
     const std::vector<std::vector<int64_t>> &inputShapes,
     const std::vector<std::vector<int64_t>> &outputShapes) const {
   int64_t ioBytes = 0;
   runtime::Result fits;
-  auto add = [&](const std::string &what, const std::vector<int64_t> &shape) {
-    fits = checkBufferSize(what, shape, impl->maxBufferBytes);
+  // Streamed, a kernel sees blocks of the inputs and outputs, never the
+  // whole (Stream.h): the target's one-buffer limit is the blocks', and a
+  // whole one is limited by Halide's 32-bit strides (maxBufferBytes()).
+  bool streamed = impl->lowering.streaming();
+  auto add = [&](const std::string &what, const std::vector<int64_t> &shape,
+                 bool cut = true) {
+    fits = checkBufferSize(what, shape, maxBufferBytes());
+    if (fits.ok() && streamed && cut)
+      fits = checkBufferSize(
+          what, blockShapes({shape}, impl->options.streamRows)[0],
+          impl->maxBufferBytes);
     if (fits.ok())
       ioBytes = saturatingAdd(ioBytes, f32Bytes(shape));
     return fits.ok();
@@ -465,7 +504,7 @@ runtime::Result ModelPipeline::checkResources(
     if (!add("input '" + inputs()[i].name + "'", inputShapes[i]))
       return fits;
   for (const TensorInfo &weight : weights())
-    if (!add("weight '" + weight.name + "'", weight.shape))
+    if (!add("weight '" + weight.name + "'", weight.shape, /*cut=*/false))
       return fits;
   for (size_t i = 0; i < outputShapes.size(); ++i)
     if (!add("output '" + outputs()[i].name + "'", outputShapes[i]))
@@ -473,8 +512,11 @@ runtime::Result ModelPipeline::checkResources(
   if (impl->program)
     return impl->checkProgram(inputShapes, outputShapes, ioBytes);
   const Lowering &lowering = impl->lowering;
-  return checkStoredBuffers(lowering.stored, lowering.inputParams, inputShapes,
-                            ioBytes, impl->maxBufferBytes);
+  return checkStoredBuffers(
+      lowering.stored, lowering.inputParams,
+      streamed ? blockShapes(inputShapes, impl->options.streamRows)
+               : inputShapes,
+      ioBytes, impl->maxBufferBytes);
 }
 
 runtime::Result ModelPipeline::Impl::checkProgram(

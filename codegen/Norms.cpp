@@ -179,7 +179,10 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
     t.extents = in.extents;
     std::vector<Var> vars = makeVars(t.rank(), "e");
     Index index = toIndex(vars);
+    // Positions: the row, after the block's first row when streamed.
     Expr c = vars.back(), pos = vars[vars.size() - 2];
+    if (lowering.streaming())
+      pos += lowering.rowOffset();
     auto x = [&](Expr feature) {
       Index shifted = index;
       shifted.back() = clamp(feature, 0, width - 1);

@@ -112,6 +112,7 @@ codegen::CodegenOptions Session::codegenOptions() const {
   options.estimates = opts.estimates;
   options.autoscheduleTarget = targetModel.halide();
   options.autoscheduleThreads = opts.threads;
+  options.streamRows = opts.streamRows;
   return options;
 }
 

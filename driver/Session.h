@@ -92,6 +92,9 @@ struct SessionOptions {
   std::string autoscheduler;
   std::map<std::string, int64_t> estimates;
   int threads = 1;
+  /// > 0: the JIT runs the model over blocks of this many rows
+  /// (CodegenOptions::streamRows, codegen/Stream.h).
+  int64_t streamRows = 0;
 };
 
 /// Registers every dialect attnc's IR uses on `context`.

@@ -32,6 +32,7 @@ struct RunOptions {
   std::string saveWeights;          ///< write the weights used, or ""
   codegen::CacheOptions cache;      ///< --cache-dir, --no-cache
   std::string tuningDb;             ///< --tuning-db, or ""
+  int64_t streamRows = 0;           ///< --stream-rows, or 0 (whole)
   // bench only
   int warmup = 2;
   int iterations = 10;

@@ -199,6 +199,12 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   // Tuned schedules for the sizes of this run (the nearest tuned).
   sessionOptions.tuningDb = options.tuningDb;
   sessionOptions.tuningDims = dims;
+  if (options.streamRows < 0) {
+    fail(usage("--stream-rows must be positive, or 0 to run the whole "
+               "sequence at once"));
+    return nullptr;
+  }
+  sessionOptions.streamRows = options.streamRows;
   p->session = std::make_unique<Session>(sessionOptions, llvm::errs());
   if (!p->session->loadFile(options.file))
     return nullptr;

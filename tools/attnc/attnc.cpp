@@ -202,6 +202,12 @@ cl::opt<bool> noCache(cl::cat(attncOptions), "no-cache",
                       cl::desc("Compile every kernel anew; read and write "
                                "no compile cache"),
                       cl::init(false), cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
+cl::opt<int64_t> streamRows(
+    cl::cat(attncOptions), "stream-rows",
+    cl::desc("Run a causal chunked model (FLASH causal) over blocks of this "
+             "many rows of its sequence, carrying the chunk prefix between "
+             "them: memory of a block, not of the sequence (0: whole)"),
+    cl::value_desc("rows"), cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<int> warmup(cl::cat(attncOptions), "warmup",
                     cl::desc("Untimed runs first"), cl::init(2),
                     cl::sub(benchCmd));
@@ -302,6 +308,7 @@ driver::RunOptions runOptions() {
   o.iterations = iterations;
   o.minSeconds = minSeconds;
   o.tuningDb = tuningDb;
+  o.streamRows = streamRows;
   o.cache.enabled = !noCache;
   o.cache.directory = cacheDir;
   return o;

@@ -1,0 +1,224 @@
+//===- Stream.cpp - a causal model run over blocks of rows ----------------===//
+//
+// This file implements streaming (Stream.h): the check that a model can run
+// block by block, and the loop that runs its kernel over the blocks. The
+// kernel's own part (the offset input RoPE reads, the carries chunk_scan
+// takes and returns) is in the lowerings of those ops (Norms.cpp,
+// Chunked.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Stream.h"
+
+#include "dsl/IR/AttnOps.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace attnc::codegen {
+
+using namespace Halide;
+namespace attn = mlir::attn;
+
+/// Positions are passed as a float: exact below 2^24.
+static constexpr int64_t kMaxStreamedRows = int64_t(1) << 24;
+
+/// Why `op` keeps a streamed model from running block by block, or "".
+static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
+  if (mlir::isa<attn::ConstantOp, attn::AddOp, attn::SubOp, attn::MulOp,
+                attn::DivOp, attn::PowOp, attn::NegOp, attn::SiluOp,
+                attn::GeluOp, attn::ReluOp, attn::SigmoidOp, attn::ExpOp,
+                attn::TanhOp, attn::SqrtOp, attn::ScaleOffsetOp, attn::SplitOp,
+                attn::RowOp, attn::LayerNormOp, attn::RmsNormOp,
+                attn::ScaleNormOp, attn::RopeOp, attn::DenseOp,
+                attn::WeightOp, attn::UnchunkOp, attn::ChunkStateOp,
+                attn::StateApplyOp, attn::KernelOp, attn::KernelYieldOp,
+                mlir::arith::ConstantOp, mlir::func::ReturnOp>(op))
+    return "";
+  if (auto chunk = mlir::dyn_cast<attn::ChunkOp>(op)) {
+    if (rows % int64_t(chunk.getChunk()) == 0)
+      return "";
+    return "its chunks of " + std::to_string(chunk.getChunk()) +
+           " rows do not divide the blocks of " + std::to_string(rows) +
+           " rows; give --stream-rows a multiple of " +
+           std::to_string(chunk.getChunk());
+  }
+  if (auto scan = mlir::dyn_cast<attn::ChunkScanOp>(op)) {
+    auto type = mlir::cast<mlir::RankedTensorType>(scan.getType());
+    if (type.isDynamicDim(type.getRank() - 1) ||
+        type.isDynamicDim(type.getRank() - 2))
+      return "its state's size is not static";
+    if (scan.getExclusive())
+      return "";
+    return "it sums the chunk states of the whole sequence (non-causal "
+           "FLASH), which the first block would need before any other; only "
+           "causal models stream";
+  }
+  if (auto attention = mlir::dyn_cast<attn::AttentionOp>(op)) {
+    for (mlir::Value operand :
+         {attention.getQ(), attention.getK(), attention.getV()})
+      if (!operand.getDefiningOp<attn::ChunkOp>())
+        return "it attends over the whole sequence (keys of every earlier "
+               "block), not within chunks";
+    return "";
+  }
+  if (mlir::isa<attn::TransposeOp, attn::MatmulOp>(op))
+    return "a matmul or transpose may mix the sequence's rows";
+  if (mlir::isa<attn::LinearAttnOp, attn::ChunkedLinearOp>(op))
+    return "linear attention sums over the whole sequence";
+  return "it is not one of the ops a streamed kernel supports";
+}
+
+mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
+                                    const CodegenOptions &options,
+                                    std::string &seqDim) {
+  int64_t rows = options.streamRows;
+  if (options.gpu)
+    return mlir::emitError(func.getLoc())
+           << "--stream-rows runs on CPU targets only";
+  if (!options.autoscheduler.empty())
+    return mlir::emitError(func.getLoc())
+           << "--stream-rows runs attnc's own schedules, not Halide's "
+              "autoschedulers";
+  if (rows >= kMaxStreamedRows)
+    return mlir::emitError(func.getLoc())
+           << "--stream-rows must be below 2^24, got " << rows;
+  seqDim.clear();
+  if (auto dims =
+          func->getAttrOfType<mlir::DictionaryAttr>("attn.runtime_dims"))
+    for (mlir::NamedAttribute entry : dims)
+      if (mlir::cast<mlir::StringAttr>(entry.getValue()).getValue() == "seq") {
+        if (!seqDim.empty())
+          return mlir::emitError(func.getLoc())
+                 << "--stream-rows needs one sequence dim, but model '"
+                 << func.getSymName() << "' has '" << seqDim << "' and '"
+                 << entry.getName().str() << "'";
+        seqDim = entry.getName().str();
+      }
+  if (seqDim.empty())
+    return mlir::emitError(func.getLoc())
+           << "--stream-rows needs a sequence dim (`dim n : seq`), and "
+              "model '"
+           << func.getSymName() << "' has none";
+  // Every input and output: the sequence dim on its row axis, the same
+  // batch dims before it.
+  std::vector<TensorInfo> tensors;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    mlir::FailureOr<TensorInfo> info = describeArgument(func, i);
+    if (mlir::failed(info))
+      return mlir::failure();
+    tensors.push_back(*info);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    tensors.push_back(describeResult(func, i));
+  for (const TensorInfo &info : tensors) {
+    size_t rank = info.dims.size();
+    bool rowAxis = rank >= 2 && info.dims[rank - 2] == seqDim;
+    bool leading = rowAxis && std::equal(info.dims.begin(),
+                                         info.dims.end() - 2,
+                                         tensors.front().dims.begin(),
+                                         tensors.front().dims.end() - 2);
+    if (!rowAxis || !leading ||
+        std::count(info.dims.begin(), info.dims.end(), seqDim) != 1)
+      return mlir::emitError(func.getLoc())
+             << "--stream-rows cuts every input and output into blocks of "
+                "rows, but '"
+             << info.name << "' " << info.shapeString() << " does not have '"
+             << seqDim << "' as its rows (second-last axis) after the "
+             << "batch dims of '" << tensors.front().name << "'";
+  }
+  mlir::WalkResult walked = func.walk([&](mlir::Operation *op) {
+    if (op == func.getOperation() || op->getParentOfType<attn::AttentionOp>())
+      return mlir::WalkResult::advance(); // a score region's scalar ops
+    std::string why = whyNotStreamable(op, rows);
+    if (why.empty())
+      return mlir::WalkResult::advance();
+    // At the op's .attn location, without MLIR's dump of the op.
+    mlir::emitError(op->getLoc())
+        << "--stream-rows cannot run model '" << func.getSymName()
+        << "' block by block: '" << op->getName() << "' here: " << why;
+    return mlir::WalkResult::interrupt();
+  });
+  return mlir::failure(walked.wasInterrupted());
+}
+
+std::vector<std::vector<int64_t>>
+blockShapes(const std::vector<std::vector<int64_t>> &inputs, int64_t rows) {
+  std::vector<std::vector<int64_t>> blocks = inputs;
+  for (std::vector<int64_t> &shape : blocks) {
+    for (size_t d = 0; d + 2 < shape.size(); ++d)
+      shape[d] = 1;
+    if (shape.size() >= 2)
+      shape[shape.size() - 2] = std::min(shape[shape.size() - 2], rows);
+  }
+  return blocks;
+}
+
+/// Batch entry `entry` (dims 2 and up, in Halide order, flattened with the
+/// innermost fastest) and rows [first, first + count) of `whole`, as a
+/// buffer with mins 0 and the strides a dense block would have where an
+/// axis has extent 1 (the kernel's inputs and outputs are constrained
+/// dense; a unit axis's stride addresses nothing).
+static Buffer<float> blockOf(const Buffer<float> &whole, int64_t entry,
+                             int first, int count) {
+  Runtime::Buffer<float> block = whole.get()->cropped(1, first, count);
+  for (int d = 2; d < block.dimensions(); ++d) {
+    int extent = whole.dim(d).extent();
+    block.crop(d, int(entry % extent), 1);
+    entry /= extent;
+  }
+  std::vector<int> mins(block.dimensions(), 0);
+  block.set_min(mins);
+  halide_buffer_t *raw = block.raw_buffer();
+  for (int d = 2; d < block.dimensions(); ++d)
+    raw->dim[d].stride = raw->dim[d - 1].stride * raw->dim[d - 1].extent;
+  return Buffer<float>(std::move(block));
+}
+
+runtime::Result runStreamed(const Lowering &lowering,
+                            const std::vector<Buffer<float>> &inputs,
+                            std::vector<Buffer<float>> &outputs,
+                            const BlockRunner &runBlock) {
+  const Buffer<float> &first = inputs.front();
+  int rows = first.dim(1).extent();
+  int block = int(lowering.options.streamRows);
+  int64_t entries = 1;
+  for (int d = 2; d < first.dimensions(); ++d)
+    entries *= first.dim(d).extent();
+  // The carries: [batch..., s, e] with batch 1 (one entry at a time), in
+  // and next, swapped after each block.
+  std::vector<Buffer<float>> carries, nexts;
+  for (const Lowering::StreamCarry &carry : lowering.streamCarries) {
+    std::vector<int> sizes;
+    for (size_t d = carry.extents.size(); d-- > 0;) {
+      const int64_t *size = Internal::as_const_int(carry.extents[d]);
+      sizes.push_back(d + 2 >= carry.extents.size() && size ? int(*size) : 1);
+    }
+    carries.emplace_back(sizes);
+    nexts.emplace_back(sizes);
+  }
+  Buffer<float> offset(1);
+  for (int64_t entry = 0; entry < entries; ++entry) {
+    for (Buffer<float> &carry : carries)
+      carry.fill(0.0f);
+    for (int start = 0; start < rows; start += block) {
+      int count = std::min(block, rows - start);
+      offset(0) = float(start);
+      std::vector<Buffer<float>> args;
+      for (const Buffer<float> &input : inputs)
+        args.push_back(blockOf(input, entry, start, count));
+      args.push_back(offset);
+      args.insert(args.end(), carries.begin(), carries.end());
+      std::vector<Buffer<void>> results;
+      for (const Buffer<float> &output : outputs)
+        results.push_back(blockOf(output, entry, start, count));
+      results.insert(results.end(), nexts.begin(), nexts.end());
+      runtime::Result ran = runBlock(args, results);
+      if (!ran.ok())
+        return ran;
+      std::swap(carries, nexts);
+    }
+  }
+  return runtime::Result::success();
+}
+
+} // namespace attnc::codegen
