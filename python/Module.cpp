@@ -180,13 +180,17 @@ public:
         const std::string &target, const std::string &schedule, int threads,
         const std::string &tuningDb,
         const std::map<std::string, int64_t> &tuningDims,
-        const std::string &cacheDir, bool cache)
+        const std::string &cacheDir, bool cache, int64_t streamRows)
       : threads(threads) {
     driver::SessionOptions options =
         sessionOptions(model, target, schedule, tuningDb);
     options.tuningDims = tuningDims;
     options.cache.enabled = cache;
     options.cache.directory = cacheDir;
+    if (streamRows < 0)
+      throw InputError("stream_rows must be positive, or None to run the "
+                       "whole sequence at once");
+    options.streamRows = streamRows;
     options.threads =
         threads > 0 ? threads
                     : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -456,10 +460,11 @@ PYBIND11_MODULE(_attnc, m) {
       .def(py::init<const std::string &, const std::string &,
                     const std::string &, const std::string &, int,
                     const std::string &, const std::map<std::string, int64_t> &,
-                    const std::string &, bool>(),
+                    const std::string &, bool, int64_t>(),
            py::arg("path"), py::arg("model"), py::arg("target"),
            py::arg("schedule"), py::arg("threads"), py::arg("tuning_db"),
-           py::arg("tuning_dims"), py::arg("cache_dir"), py::arg("cache"))
+           py::arg("tuning_dims"), py::arg("cache_dir"), py::arg("cache"),
+           py::arg("stream_rows"))
       .def("inputs",
            [](const Model &model) { return describe(model.pipeline().inputs()); })
       .def("outputs",

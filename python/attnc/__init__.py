@@ -171,7 +171,7 @@ class Model:
 
 def load(path, model=None, weights=None, target="host", threads=None,
          tuning_db=None, schedule="default", random_weights=None,
-         cache_dir=None, cache=True, tuning_dims=None):
+         cache_dir=None, cache=True, tuning_dims=None, stream_rows=None):
     """Compiles the model `model` (None: the file's only one) of the .attn
     file `path` for the host and binds its weights.
 
@@ -191,6 +191,10 @@ def load(path, model=None, weights=None, target="host", threads=None,
     cache_dir, cache: where compiled kernels are kept (default as for the
         CLI: $ATTNC_CACHE_DIR, else ~/.cache/attnc); cache=False compiles
         anew and keeps nothing.
+    stream_rows: run a causal chunked model (FLASH causal) over blocks of
+        this many rows of its sequence, the chunk prefix carried between
+        blocks (`attnc run --stream-rows`): memory of a block, not of the
+        sequence. A model that cannot stream is a CompileError at the op.
     """
     if weights is not None and random_weights is not None:
         raise InputError("give either weights or random_weights, not both")
@@ -198,7 +202,8 @@ def load(path, model=None, weights=None, target="host", threads=None,
                             int(threads or 0), str(tuning_db or ""),
                             {str(k): int(v)
                              for k, v in (tuning_dims or {}).items()},
-                            str(cache_dir or ""), bool(cache))
+                            str(cache_dir or ""), bool(cache),
+                            int(stream_rows or 0))
     if compiled.warnings():
         _warnings.warn(compiled.warnings(), stacklevel=2)
     if isinstance(weights, dict):

@@ -118,6 +118,16 @@ def test_an_attn_error_carries_file_line_and_column(tmp_path):
     assert "^" in message  # the caret under the source line, as the CLI
 
 
+def test_a_model_that_cannot_stream_is_a_located_compile_error():
+    with pytest.raises(attnc.CompileError,
+                       match=r"gau\.attn:10:7: error: --stream-rows cannot "
+                             r"run model 'gau_layer' block by block: "
+                             r"'attn\.attention' here"):
+        attnc.load(EXAMPLES / "gau.attn", random_weights=1, stream_rows=256)
+    with pytest.raises(attnc.InputError, match="stream_rows must be positive"):
+        attnc.load(EXAMPLES / "flash.attn", random_weights=1, stream_rows=-1)
+
+
 def test_a_missing_file_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing.attn"):
         attnc.load(tmp_path / "missing.attn")
