@@ -118,6 +118,9 @@ public:
   runtime::Result
   checkResources(const std::vector<std::vector<int64_t>> &inputShapes,
                  const std::vector<std::vector<int64_t>> &outputShapes) const;
+  /// `result` with, when it is an out-of-memory error and the model could
+  /// stream (not streamed now), the --stream-rows that would run it.
+  runtime::Result withStreamHint(runtime::Result result) const;
   /// The one-buffer limit checkResources applies to a whole input or output
   /// (after compileJit). Streamed (CodegenOptions::streamRows), kernels see
   /// blocks of them, which checkResources checks against the target's

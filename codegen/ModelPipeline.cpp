@@ -72,6 +72,8 @@ struct ModelPipeline::Impl {
   bool compiled = false;
   /// The one-buffer limit of the compiled target (maxBufferBytes).
   int64_t maxBufferBytes = kMaxBufferBytes;
+  /// Not streamed: the rows it could stream in, or 0 (suggestedStreamRows).
+  int64_t streamHint = 0;
 
   runtime::Result runProgram(const std::vector<Buffer<float>> &inputs,
                              const std::vector<Buffer<float>> &weights,
@@ -110,6 +112,8 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
     }
     if (mlir::failed(impl.lowering.lowerFunction(model)))
       return nullptr;
+    if (options.streamRows == 0)
+      impl.streamHint = suggestedStreamRows(model, impl.options);
     std::vector<Func> outputs = impl.lowering.outputFuncs;
     for (const Lowering::StreamCarry &carry : impl.lowering.streamCarries)
       outputs.push_back(carry.next);
@@ -480,6 +484,18 @@ int64_t ModelPipeline::maxBufferBytes() const {
                                     : impl->maxBufferBytes;
 }
 
+runtime::Result ModelPipeline::withStreamHint(runtime::Result result) const {
+  if (result.ok() || result.status != ATTN_ERROR_OUT_OF_MEMORY ||
+      impl->streamHint == 0)
+    return result;
+  std::string rows = std::to_string(impl->streamHint);
+  result.message += "; model '" + impl->name +
+                    "' can run over blocks of rows with the memory of one "
+                    "block: --stream-rows " + rows +
+                    " (Python: stream_rows=" + rows + ")";
+  return result;
+}
+
 runtime::Result ModelPipeline::checkResources(
     const std::vector<std::vector<int64_t>> &inputShapes,
     const std::vector<std::vector<int64_t>> &outputShapes) const {
@@ -502,21 +518,22 @@ runtime::Result ModelPipeline::checkResources(
   };
   for (size_t i = 0; i < inputShapes.size(); ++i)
     if (!add("input '" + inputs()[i].name + "'", inputShapes[i]))
-      return fits;
+      return withStreamHint(fits);
   for (const TensorInfo &weight : weights())
     if (!add("weight '" + weight.name + "'", weight.shape, /*cut=*/false))
       return fits;
   for (size_t i = 0; i < outputShapes.size(); ++i)
     if (!add("output '" + outputs()[i].name + "'", outputShapes[i]))
-      return fits;
+      return withStreamHint(fits);
   if (impl->program)
     return impl->checkProgram(inputShapes, outputShapes, ioBytes);
   const Lowering &lowering = impl->lowering;
-  return checkStoredBuffers(
+  fits = checkStoredBuffers(
       lowering.stored, lowering.inputParams,
       streamed ? blockShapes(inputShapes, impl->options.streamRows)
                : inputShapes,
       ioBytes, impl->maxBufferBytes);
+  return withStreamHint(fits);
 }
 
 runtime::Result ModelPipeline::Impl::checkProgram(

@@ -11,6 +11,8 @@
 
 #include "dsl/IR/AttnOps.h"
 
+#include "mlir/IR/Diagnostics.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -139,6 +141,18 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
     return mlir::WalkResult::interrupt();
   });
   return mlir::failure(walked.wasInterrupted());
+}
+
+int64_t suggestedStreamRows(mlir::func::FuncOp func,
+                            CodegenOptions options) {
+  options.streamRows = 8192;
+  // The check's diagnostics are for a user who asked to stream: dropped.
+  mlir::ScopedDiagnosticHandler quiet(
+      func.getContext(), [](mlir::Diagnostic &) { return mlir::success(); });
+  std::string seqDim;
+  return mlir::succeeded(checkStreamable(func, options, seqDim))
+             ? options.streamRows
+             : 0;
 }
 
 std::vector<std::vector<int64_t>>

@@ -36,6 +36,12 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
                                     const CodegenOptions &options,
                                     std::string &seqDim);
 
+/// The rows a run of `func` that does not fit could stream in (8192, when
+/// checkStreamable would accept them with `options`), or 0: what the
+/// resource check's message suggests.
+int64_t suggestedStreamRows(mlir::func::FuncOp func,
+                            CodegenOptions options);
+
 /// Runs one block: the model's inputs cut to the block, then the offset
 /// and the carries (Lowering::arguments order); the block's outputs, then
 /// the carries' next values.

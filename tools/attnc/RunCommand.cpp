@@ -122,7 +122,7 @@ Result loadInputs(const RunOptions &options,
   Result bound = codegen::inputShapes(model.inputs(), dims, shapes,
                                       model.maxBufferBytes());
   if (!bound.ok())
-    return bound;
+    return model.withStreamHint(bound);
   for (size_t i = 0; i < shapes.size(); ++i) {
     const std::string &name = model.inputs()[i].name;
     if (!inputs.count(name))
