@@ -84,6 +84,14 @@ static mlir::LogicalResult lowerChunkState(Lowering &lowering,
   return mlir::success();
 }
 
+/// Constrains `buffer` to mins 0 and `extents` (MLIR order).
+static void setBounds(OutputImageParam buffer,
+                      const std::vector<Expr> &extents) {
+  int rank = int(extents.size());
+  for (int d = 0; d < rank; ++d)
+    buffer.dim(d).set_bounds(0, extents[rank - 1 - d]);
+}
+
 /// Declares the carry of a streamed causal chunk_scan over `states`
 /// [batch..., G, s, e]: an input [batch..., s, e] and its next value.
 static const Lowering::StreamCarry &
@@ -96,16 +104,12 @@ addStreamCarry(Lowering &lowering, const HTensor &states) {
   carry.in = ImageParam(Float(32), int(carry.extents.size()),
                         "stream_carry" + std::to_string(index));
   carry.next = Func("stream_carry" + std::to_string(index) + "_next");
-  // The carry (and below its next value) exactly the state's size: bounds
-  // inference then sees that `next`
-  // reads the states of this block's batch entries only (unconstrained, its
+  // The carry and (once defined, lowerChunkScan) its next value are
+  // exactly the state's size: bounds inference then sees that `next` reads
+  // the states of this block's batch entries only (unconstrained, its
   // region made the chunk states' and so the projections' bounds grow with
   // the square of the block).
-  int rank = int(carry.extents.size());
-  for (int d = 0; d < rank; ++d) {
-    Expr extent = carry.extents[rank - 1 - d];
-    carry.in.dim(d).set_bounds(0, extent);
-  }
+  setBounds(carry.in, carry.extents);
   lowering.streamCarries.push_back(carry);
   return lowering.streamCarries.back();
 }
@@ -142,16 +146,12 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     if (carry) {
       Index last = withTail(batch, {chunks - 1, a, e});
       std::vector<Expr> lastRev(last.rbegin(), last.rend());
-      std::vector<Var> nextVars(batch.size() + 2);
-      for (size_t d = 0; d < batch.size(); ++d)
-        nextVars[d] = vars[d];
-      nextVars[batch.size()] = a;
-      nextVars[batch.size() + 1] = e;
+      std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
+      nextVars.push_back(a);
+      nextVars.push_back(e);
       Func next = carry->next; // a handle to the carry's Func
       define(next, nextVars, t.func(lastRev) + states.at(last));
-      for (int d = 0; d < int(carry->extents.size()); ++d)
-        next.output_buffer().dim(d).set_bounds(
-            0, carry->extents[carry->extents.size() - 1 - d]);
+      setBounds(next.output_buffer(), carry->extents);
     }
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.

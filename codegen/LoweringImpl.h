@@ -122,8 +122,6 @@ public:
   };
   Halide::ImageParam streamOffset;
   std::vector<StreamCarry> streamCarries;
-  /// The sequence dim a streamed kernel runs blocks of (Stream.h).
-  std::string streamDim;
   bool streaming() const { return options.streamRows > 0; }
   /// The position of row 0 of the rows a stage sees: streamOffset's value
   /// when streaming, else 0.

@@ -71,8 +71,7 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
 }
 
 mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
-                                    const CodegenOptions &options,
-                                    std::string &seqDim) {
+                                    const CodegenOptions &options) {
   int64_t rows = options.streamRows;
   if (options.gpu)
     return mlir::emitError(func.getLoc())
@@ -84,7 +83,7 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
   if (rows >= kMaxStreamedRows)
     return mlir::emitError(func.getLoc())
            << "--stream-rows must be below 2^24, got " << rows;
-  seqDim.clear();
+  std::string seqDim;
   if (auto dims =
           func->getAttrOfType<mlir::DictionaryAttr>("attn.runtime_dims"))
     for (mlir::NamedAttribute entry : dims)
@@ -149,8 +148,7 @@ int64_t suggestedStreamRows(mlir::func::FuncOp func,
   // The check's diagnostics are for a user who asked to stream: dropped.
   mlir::ScopedDiagnosticHandler quiet(
       func.getContext(), [](mlir::Diagnostic &) { return mlir::success(); });
-  std::string seqDim;
-  return mlir::succeeded(checkStreamable(func, options, seqDim))
+  return mlir::succeeded(checkStreamable(func, options))
              ? options.streamRows
              : 0;
 }

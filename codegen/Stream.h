@@ -30,11 +30,9 @@ namespace attnc::codegen {
 /// norms, RoPE, split and row) or mix them within chunks whose size divides
 /// the block (chunk, unchunk, attention over chunks, chunk_state,
 /// state_apply, and chunk_scan exclusive, the causal prefix). Emits an
-/// error at the offending op (or the model) otherwise. Returns the
-/// sequence dim's name in `seqDim`.
+/// error at the offending op (or the model) otherwise.
 mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
-                                    const CodegenOptions &options,
-                                    std::string &seqDim);
+                                    const CodegenOptions &options);
 
 /// The rows a run of `func` that does not fit could stream in (8192, when
 /// checkStreamable would accept them with `options`), or 0: what the
