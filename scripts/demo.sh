@@ -11,7 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release
+# The compilers of scripts/test.sh: the same build/ serves both commands
+# (another compiler would make CMake discard it and build everything anew).
+cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
 cmake --build build --target attnc
 ./build/bin/attnc run "${1:-examples/flash.attn}" \
   --random-weights 1 --random-inputs 1 --dim n=1024 --dim b=1
