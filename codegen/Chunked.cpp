@@ -160,7 +160,12 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     totalVars.push_back(e);
     Func total("chunk_total_sum");
     RDom g(0, chunks, "g");
-    define(total, totalVars, sum(states.at(withTail(batch, {g, a, e}))));
+    Expr value = sum(states.at(withTail(batch, {g, a, e})));
+    if (mlir::Value lengthOf = op.getLengthOf()) {
+      const HTensor &like = lowering.get(lengthOf);
+      value = value / cast<float>(like.extents[like.rank() - 2]);
+    }
+    define(total, totalVars, value);
     lowering.addInternalStage(total, totalVars);
     std::vector<Expr> at(totalVars.rbegin(), totalVars.rend());
     define(t.func, vars, total(at));

@@ -458,7 +458,7 @@ mlir::LogicalResult Lowering::lowerFamily(mlir::Operation *op) {
       .Case<attn::SplitOp, attn::TransposeOp, attn::RowOp>(
           family(lowerShapeOps))
       .Case<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp,
-            attn::RopeOp>(family(lowerNorms))
+            attn::RopeOp, attn::TokenShiftOp>(family(lowerNorms))
       .Case<attn::MatmulOp, attn::DenseOp>(family(lowerMatmul))
       .Case<attn::AttentionOp>(family(lowerAttention))
       .Case<attn::LinearAttnOp, attn::ChunkedLinearOp>(

@@ -2,7 +2,7 @@
 //
 // This file lowers layer_norm (two-pass mean and biased variance),
 // scale_norm, rms_norm (their row statistics summed in vector lanes on
-// CPUs) and rope, and builds the RoPE tables: the angle
+// CPUs), rope and token_shift, and builds the RoPE tables: the angle
 // p * base^(-2i/r) reaches thousands of radians at long sequences, where
 // float32 would lose the phase, so it is formed and reduced modulo 2 pi in
 // double precision; only the sine and cosine of the reduced angle are
@@ -160,8 +160,10 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
     } else {
       auto sn = mlir::cast<attn::ScaleNormOp>(op);
       Expr ms = meanSquare(lowering, in, s);
-      value = x * (1.0f / sqrt(ms + static_cast<float>(sn.getEps()))) *
-              lowering.get(sn.getAlpha()).at({Expr(0)});
+      float eps = static_cast<float>(sn.getEps());
+      Expr inverse = sn.getClamp() ? 1.0f / max(sqrt(ms), eps)
+                                   : 1.0f / sqrt(ms + eps);
+      value = x * inverse * lowering.get(sn.getAlpha()).at({Expr(0)});
     }
     define(t.func, vars, value);
     lowering.scheduleElementwise(t, vars);
@@ -213,6 +215,22 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
       period = half;
     lowering.scheduleElementwise(t, vars, /*fuseRows=*/true, period);
     lowering.set(rope, t);
+    return mlir::success();
+  }
+  if (auto shift = mlir::dyn_cast<attn::TokenShiftOp>(op)) {
+    const HTensor &in = lowering.get(shift.getX());
+    HTensor t;
+    t.func = Func("token_shift");
+    t.extents = in.extents;
+    std::vector<Var> vars = makeVars(t.rank(), "t");
+    Index index = toIndex(vars), previous = index;
+    Expr c = vars.back(), row = vars[vars.size() - 2];
+    previous[previous.size() - 2] = max(row - 1, 0);
+    Expr shifted = select(row > 0, in.at(previous), 0.0f);
+    define(t.func, vars,
+           select(c < int(shift.getDims()), shifted, in.at(index)));
+    lowering.scheduleElementwise(t, vars);
+    lowering.set(shift, t);
     return mlir::success();
   }
   return op->emitError() << "internal error: '" << op->getName()

@@ -63,6 +63,9 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
                "block), not within chunks";
     return "";
   }
+  if (mlir::isa<attn::TokenShiftOp>(op))
+    return "token shift reads the row before each block's first row (not "
+           "streamed yet)";
   if (mlir::isa<attn::TransposeOp, attn::MatmulOp>(op))
     return "a matmul or transpose may mix the sequence's rows";
   if (mlir::isa<attn::LinearAttnOp, attn::ChunkedLinearOp>(op))

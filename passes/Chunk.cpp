@@ -104,8 +104,10 @@ struct ChunkGlobalTerm : OpRewritePattern<ChunkedLinearOp> {
     auto stateType = RankedTensorType::get(stateShape, kType.getElementType());
     Value states = rewriter.create<ChunkStateOp>(loc, stateType, k, v,
                                                  op.getScale());
+    // FLASH-pytorch's non-causal total is divided by n, k's length.
+    Value lengthOf = op.getDivideByLength() ? op.getK() : Value();
     Value visible = rewriter.create<ChunkScanOp>(loc, stateType, states,
-                                                 op.getCausal());
+                                                 op.getCausal(), lengthOf);
     Value applied = rewriter.create<StateApplyOp>(
         loc, withFeature(q, stateShape.back()), q, visible);
     rewriter.replaceOpWithNewOp<UnchunkOp>(op, op.getType(), applied, op.getQ());

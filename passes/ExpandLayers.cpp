@@ -56,7 +56,7 @@ public:
   /// the order in which a call's arguments are evaluated unspecified, and
   /// with both created inside one call gcc and clang built the weights in
   /// different orders (the order of the model's weights lists).
-  Value norm(NormKind kind, double eps) {
+  Value norm(NormKind kind, double eps, bool clamp = false) {
     int64_t d = modelDim();
     switch (kind) {
     case NormKind::layer_norm: {
@@ -66,7 +66,8 @@ public:
     }
     case NormKind::scale_norm:
       return rewriter.create<ScaleNormOp>(loc, xType, x,
-                                          weight("norm.weight", {1}), eps);
+                                          weight("norm.weight", {1}), eps,
+                                          clamp);
     case NormKind::rms_norm:
       return rewriter.create<RmsNormOp>(loc, xType, x,
                                         weight("norm.weight", {d}), eps);
@@ -100,11 +101,12 @@ public:
     return rewriter.create<ScaleOffsetOp>(loc, z.getType(), z, g, b);
   }
 
-  /// Half-split RoPE over all dims, base 10000 (spec §2.4.2).
-  Value rope(Value in) {
+  /// RoPE with base 10000 on the first `dims` features (0: all; spec
+  /// §2.4.2 rotates all, half-split).
+  Value rope(Value in, RopeMode mode, int64_t dims) {
     int64_t s = cast<RankedTensorType>(in.getType()).getShape().back();
-    return rewriter.create<RopeOp>(loc, in.getType(), in, RopeMode::half, s,
-                                   10000.0);
+    return rewriter.create<RopeOp>(loc, in.getType(), in, mode,
+                                   dims == 0 ? s : dims, 10000.0);
   }
 
   Value add(Value a, Value b) {
@@ -127,33 +129,55 @@ public:
   }
 
   /// Attention whose score is `relu(qk * scale + bias)^2` (GAU/FLASH) with
-  /// scale = 1/n (n = the key length, a block argument) when `scale` is 0,
-  /// and the learned Toeplitz bias when `relPos` is given.
+  /// scale = 1/n (n = the key length, a block argument) when `scale` is 0.
+  /// The bias is the learned Toeplitz bias or the T5 bias (`bias.kind`),
+  /// added after the scaling, or before it when `bias.divided`
+  /// (FLASH-pytorch's GAU: relu((qk + bias) / n)^2).
+  struct ScoreBias {
+    RelPosKind kind = RelPosKind::none;
+    Value table;
+    int64_t maxLen = 0;                 ///< toeplitz
+    int64_t maxDistance = 0;            ///< t5
+    bool causal = false;                ///< t5
+    double scale = 1.0;                 ///< t5
+    bool divided = false;
+  };
   Value reluSquaredAttention(Value q, Value k, Value v, MaskAttr mask,
-                             double scale, Value relPos, int64_t maxLen) {
+                             double scale, const ScoreBias &bias) {
     auto op = rewriter.create<AttentionOp>(loc, v.getType(), q, k, v, mask,
                                            Normalize::none, 1);
     OpBuilder::InsertionGuard guard(rewriter);
     Block *block = op.addScoreBlock();
     rewriter.setInsertionPointToStart(block);
-    Value qk = block->getArgument(0);
-    Value scaled;
+    Value i = block->getArgument(1), j = block->getArgument(2);
+    auto addBias = [&](Value score) -> Value {
+      Value value;
+      if (bias.kind == RelPosKind::toeplitz)
+        value = rewriter.create<RelPosBiasOp>(
+            loc, rewriter.getF32Type(), bias.table, i, j, bias.maxLen);
+      else if (bias.kind == RelPosKind::t5)
+        value = rewriter.create<T5BiasOp>(
+            loc, rewriter.getF32Type(), bias.table, i, j, bias.causal,
+            cast<RankedTensorType>(bias.table.getType()).getShape().back(),
+            bias.maxDistance, bias.scale);
+      return value ? rewriter.create<arith::AddFOp>(loc, score, value)
+                   : score;
+    };
+    Value scaled = block->getArgument(0);
+    if (bias.divided)
+      scaled = addBias(scaled);
     if (scale == 0) {
       Value n = rewriter.create<arith::IndexCastOp>(loc, rewriter.getI64Type(),
                                                     block->getArgument(3));
       Value nf = rewriter.create<arith::SIToFPOp>(loc, rewriter.getF32Type(), n);
-      scaled = rewriter.create<arith::DivFOp>(loc, qk, nf);
+      scaled = rewriter.create<arith::DivFOp>(loc, scaled, nf);
     } else {
       Value c = rewriter.create<arith::ConstantOp>(
           loc, rewriter.getF32FloatAttr(static_cast<float>(scale)));
-      scaled = rewriter.create<arith::MulFOp>(loc, qk, c);
+      scaled = rewriter.create<arith::MulFOp>(loc, scaled, c);
     }
-    if (relPos) {
-      Value bias = rewriter.create<RelPosBiasOp>(
-          loc, rewriter.getF32Type(), relPos, block->getArgument(1),
-          block->getArgument(2), maxLen);
-      scaled = rewriter.create<arith::AddFOp>(loc, scaled, bias);
-    }
+    if (!bias.divided)
+      scaled = addBias(scaled);
     Value zero = rewriter.create<arith::ConstantOp>(loc,
                                                     rewriter.getF32FloatAttr(0));
     Value relu = rewriter.create<arith::MaximumFOp>(loc, scaled, zero);
@@ -194,15 +218,42 @@ struct GatedProjection {
   Value u, v, z, gamma, beta;
 };
 
-GatedProjection projectUVZ(LayerBuilder &b, NormKind norm, double eps,
-                           int64_t e, int64_t s, int64_t scaleOffsetRows) {
-  Value h = b.norm(norm, eps);
+template <typename GatedLayerOp>
+GatedProjection projectUVZ(LayerBuilder &b, GatedLayerOp op,
+                           int64_t scaleOffsetRows) {
+  int64_t e = op.getE(), s = op.getS();
+  Value h = b.norm(op.getNorm(), op.getEps(), op.getNormClamp());
+  if (op.getShiftTokens()) {
+    // FLASH-pytorch shifts the first half of the features (chunk(2) gives
+    // the first part the odd feature).
+    int64_t d = b.modelDim();
+    h = b.rewriter.create<TokenShiftOp>(b.loc, h.getType(), h, (d + 1) / 2);
+  }
   Value uvz = b.rewriter.create<SiluOp>(b.loc, b.rows(2 * e + s),
                                         b.dense(h, "uvz", 2 * e + s));
   SmallVector<Value> parts = b.split(uvz, {e, e, s});
   Value gamma = b.weight("gamma", {scaleOffsetRows, s});
   Value beta = b.weight("beta", {scaleOffsetRows, s});
   return {parts[0], parts[1], parts[2], gamma, beta};
+}
+
+/// The relative bias of a GAU/FLASH layer: its table `L.rel_pos`, the
+/// Toeplitz table's half-width, and for T5 its scale sqrt(`t5Width`).
+template <typename GatedLayerOp>
+LayerBuilder::ScoreBias scoreBias(LayerBuilder &b, GatedLayerOp op,
+                                  int64_t maxLen, int64_t t5Width) {
+  LayerBuilder::ScoreBias bias;
+  bias.kind = op.getRelPos();
+  if (bias.kind == RelPosKind::toeplitz) {
+    bias.table = b.weight("rel_pos", {2 * maxLen - 1});
+    bias.maxLen = maxLen;
+  } else if (bias.kind == RelPosKind::t5) {
+    bias.table = b.weight("rel_pos", {op.getNumBuckets()});
+    bias.maxDistance = op.getMaxDistance();
+    bias.causal = op.getCausal();
+    bias.scale = std::sqrt(static_cast<double>(t5Width));
+  }
+  return bias;
 }
 
 /// `u * attended`, output dense and residual.
@@ -215,21 +266,20 @@ struct ExpandGau : OpRewritePattern<GauOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GauOp op, PatternRewriter &rewriter) const override {
     LayerBuilder b(rewriter, op, op.getX(), op.getLayerName());
-    int64_t e = op.getE(), s = op.getS();
-    GatedProjection p = projectUVZ(b, op.getNorm(), op.getEps(), e, s, 2);
+    GatedProjection p = projectUVZ(b, op, 2);
     Value q = b.scaleOffset(p.z, p.gamma, p.beta, 0);
     Value k = b.scaleOffset(p.z, p.gamma, p.beta, 1);
     if (op.getRope()) {
-      q = b.rope(q);
-      k = b.rope(k);
+      q = b.rope(q, op.getRopeMode(), op.getRopeDims());
+      k = b.rope(k, op.getRopeMode(), op.getRopeDims());
     }
-    int64_t maxLen = op.getMaxLen();
-    Value relPos = op.getRelPos() == RelPosKind::toeplitz
-                       ? b.weight("rel_pos", {2 * maxLen - 1})
-                       : Value();
+    // FLASH-pytorch's GAU: T5 scaled by sqrt(d), divided by n with qk.
+    LayerBuilder::ScoreBias bias =
+        scoreBias(b, op, op.getMaxLen(), b.modelDim());
+    bias.divided = bias.kind == RelPosKind::t5;
     Value a = b.reluSquaredAttention(
         q, k, p.v, b.mask(op.getCausal() ? MaskKind::causal : MaskKind::none),
-        /*scale=1/n*/ 0, relPos, maxLen);
+        /*scale=1/n*/ 0, bias);
     rewriter.replaceOp(op, gateOutputResidual(b, p.u, a));
     return success();
   }
@@ -239,26 +289,27 @@ struct ExpandFlash : OpRewritePattern<FlashOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FlashOp op, PatternRewriter &rewriter) const override {
     LayerBuilder b(rewriter, op, op.getX(), op.getLayerName());
-    int64_t e = op.getE(), s = op.getS(), chunk = op.getChunk();
-    GatedProjection p = projectUVZ(b, op.getNorm(), op.getEps(), e, s, 4);
+    int64_t chunk = op.getChunk();
+    GatedProjection p = projectUVZ(b, op, 4);
     // Rows of gamma/beta: quad_q, quad_k, lin_q, lin_k.
     SmallVector<Value> heads;
     for (int64_t row = 0; row < 4; ++row) {
       Value head = b.scaleOffset(p.z, p.gamma, p.beta, row);
-      heads.push_back(op.getRope() ? b.rope(head) : head);
+      heads.push_back(op.getRope()
+                          ? b.rope(head, op.getRopeMode(), op.getRopeDims())
+                          : head);
     }
-    Value relPos = op.getRelPos() == RelPosKind::toeplitz
-                       ? b.weight("rel_pos", {2 * chunk - 1})
-                       : Value();
     MaskAttr local = b.mask(op.getCausal() ? MaskKind::causal_chunk
                                            : MaskKind::chunk,
                             chunk);
     double invChunk = 1.0 / static_cast<double>(chunk);
-    Value quadratic = b.reluSquaredAttention(heads[0], heads[1], p.v, local,
-                                             invChunk, relPos, chunk);
+    Value quadratic = b.reluSquaredAttention(
+        heads[0], heads[1], p.v, local, invChunk,
+        scoreBias(b, op, chunk, op.getS()));
+    bool byLength = op.getLinByLength();
     Value linear = rewriter.create<ChunkedLinearOp>(
         b.loc, p.v.getType(), heads[2], heads[3], p.v, chunk, op.getCausal(),
-        invChunk);
+        byLength ? 1.0 : invChunk, byLength);
     rewriter.replaceOp(op, gateOutputResidual(b, p.u, b.add(quadratic, linear)));
     return success();
   }

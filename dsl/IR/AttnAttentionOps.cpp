@@ -133,6 +133,8 @@ LogicalResult ChunkedLinearOp::verify() {
     return failure();
   if (getChunk() < 1)
     return emitOpError() << "chunk must be >= 1 but is " << getChunk();
+  if (getDivideByLength() && getCausal())
+    return emitOpError() << "divide_by_length needs causal = false";
   int64_t n = q.getDimSize(q.getRank() - 2), m = k.getDimSize(k.getRank() - 2);
   if (!dimsCompatible(n, m))
     return emitOpError() << "chunked linear attention needs equal query and "

@@ -213,6 +213,8 @@ def Attn_ChunkedLinearOp : Attn_Op<"chunked_linear",
     ```
 
     FLASH uses scale = 1/C (a constant, also in the last, partial chunk).
+    With `divide_by_length` (not causal only), the sum is also divided by
+    n, the sequence length (FLASH-pytorch's non-causal FLASH, scale 1).
     There is no feature map and no normalisation. A partial last chunk
     simply has fewer tokens: this is the same as FLASH's zero padding after
     the projections (padded k and v are 0 and add nothing). `attn-chunk`
@@ -231,7 +233,8 @@ def Attn_ChunkedLinearOp : Attn_Op<"chunked_linear",
   }];
   let arguments = (ins Attn_Tensor:$q, Attn_Tensor:$k, Attn_Tensor:$v,
                        Attn_I64Attr:$chunk, BoolAttr:$causal,
-                       Attn_F64Attr:$scale);
+                       Attn_F64Attr:$scale,
+                       DefaultValuedAttr<BoolAttr, "false">:$divide_by_length);
   let results = (outs Attn_Tensor:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v `chunk` `=` $chunk `causal` `=` $causal

@@ -35,7 +35,9 @@ def Attn_NormKind : I32EnumAttr<"NormKind", "normalisation of a layer input", [
   let description = [{
     `layer_norm`: (x - mean) / sqrt(var + eps) * w + b over the last axis
     (biased variance); `scale_norm`: x * rsqrt(mean(x^2) + eps) * alpha with
-    one scalar alpha; `rms_norm`: x * rsqrt(mean(x^2) + eps) * w.
+    one scalar alpha (with the layer's `norm_clamp`: x / max(sqrt(mean(x^2)),
+    eps) * alpha, FLASH-pytorch's ScaleNorm); `rms_norm`: x * rsqrt(mean(x^2)
+    + eps) * w.
   }];
 }
 def Attn_NormKindAttr : EnumAttr<Attn_Dialect, Attn_NormKind, "norm_kind">;
@@ -43,9 +45,16 @@ def Attn_NormKindAttr : EnumAttr<Attn_Dialect, Attn_NormKind, "norm_kind">;
 def Attn_RelPosKind : I32EnumAttr<"RelPosKind",
     "relative position bias of a GAU/FLASH layer", [
     I32EnumAttrCase<"none", 0>,
-    I32EnumAttrCase<"toeplitz", 1>]> {
+    I32EnumAttrCase<"toeplitz", 1>,
+    I32EnumAttrCase<"t5", 2>]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
+  let description = [{
+    `toeplitz`: a learned bias per distance `j - i`, clamped (the paper's);
+    `t5`: FLASH-pytorch's T5 bucketed bias, `num_buckets` entries scaled by
+    sqrt(s) in FLASH and sqrt(d) in GAU (the layer ops say where it enters
+    the score).
+  }];
 }
 def Attn_RelPosKindAttr : EnumAttr<Attn_Dialect, Attn_RelPosKind, "rel_pos_kind">;
 

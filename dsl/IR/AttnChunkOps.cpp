@@ -79,6 +79,13 @@ LogicalResult ChunkScanOp::verify() {
   if (getStates().getType().getRank() < 3)
     return emitOpError() << "needs rank >= 3 but states are "
                          << getStates().getType();
+  if (Value length = getLengthOf()) {
+    if (getExclusive())
+      return emitOpError() << "length_of needs exclusive = false";
+    if (cast<RankedTensorType>(length.getType()).getRank() < 2)
+      return emitOpError() << "length_of needs rank >= 2 but is "
+                           << length.getType();
+  }
   return success();
 }
 

@@ -96,7 +96,7 @@ def Attn_ChunkStateOp : Attn_Op<"chunk_state", [Pure,
 }
 
 def Attn_ChunkScanOp : Attn_Op<"chunk_scan",
-    [Pure, SameOperandsAndResultType, Attn_RowwiseStageTrait]> {
+    [Pure, AllTypesMatch<["states", "result"]>, Attn_RowwiseStageTrait]> {
   let summary = "exclusive prefix (causal) or total (non-causal) over chunks";
   let description = [{
     For states : [..., G, s, e]:
@@ -109,18 +109,26 @@ def Attn_ChunkScanOp : Attn_Op<"chunk_scan",
     The exclusive form is FLASH's causal global term (spec §3.1: previous
     chunks only; an inclusive prefix would leak the chunk's own future).
 
-    Rules: rank >= 3.
+    With `length_of` (a tensor [..., n, f] in sequence form, not exclusive
+    only), the total is divided by n, its sequence length: only its shape
+    is read (FLASH-pytorch's non-causal state, divided by n instead of C).
+
+    Rules: rank >= 3; length_of has rank >= 2 and only when not exclusive.
 
     Example:
 
     ```mlir
     %p = attn.chunk_scan %s exclusive = true : tensor<?x128x1024xf32>
+    %t = attn.chunk_scan %s length_of %k : tensor<?x128xf32> exclusive = false
+           : tensor<?x128x1024xf32>
     ```
   }];
-  let arguments = (ins Attn_Tensor:$states, BoolAttr:$exclusive);
+  let arguments = (ins Attn_Tensor:$states, BoolAttr:$exclusive,
+                       Optional<Attn_Tensor>:$length_of);
   let results = (outs Attn_Tensor:$result);
   let assemblyFormat = [{
-    $states `exclusive` `=` $exclusive attr-dict `:` type($states)
+    $states (`length_of` $length_of^ `:` type($length_of))?
+    `exclusive` `=` $exclusive attr-dict `:` type($states)
   }];
   let hasVerifier = 1;
 }

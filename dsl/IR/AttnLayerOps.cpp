@@ -18,12 +18,35 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
-/// Checks `s` of GAU/FLASH: positive, and even when RoPE rotates it.
-static LogicalResult verifyQueryKeyDim(Operation *op, int64_t s, bool rope) {
+/// Checks `s` of GAU/FLASH: positive, and even when RoPE rotates all of it
+/// (rope_dims = 0).
+static LogicalResult verifyQueryKeyDim(Operation *op, int64_t s, bool rope,
+                                       int64_t ropeDims) {
   if (failed(verifyPositive(op, "s", s)))
     return failure();
-  if (rope && s % 2 != 0)
+  if (rope && ropeDims == 0 && s % 2 != 0)
     return op->emitOpError() << "s must be even when rope is on but is " << s;
+  return success();
+}
+
+/// Checks the FLASH-pytorch options GAU and FLASH share (AttnLayerOps.td).
+template <typename GatedLayerOp>
+static LogicalResult verifyGatedOptions(GatedLayerOp op) {
+  if (op.getRelPos() == RelPosKind::t5) {
+    int64_t buckets = op.getNumBuckets();
+    if (buckets < 2 || buckets % 2 != 0)
+      return op.emitOpError()
+             << "num_buckets must be even and >= 2 but is " << buckets;
+    if (failed(verifyPositive(op, "max_distance", op.getMaxDistance())))
+      return failure();
+  }
+  int64_t dims = op.getRopeDims();
+  if (dims < 0 || dims % 2 != 0 || dims > op.getS())
+    return op.emitOpError() << "rope_dims must be even, >= 0 and <= s = "
+                            << op.getS() << " but is " << dims;
+  if (op.getNormClamp() && op.getNorm() != NormKind::scale_norm)
+    return op.emitOpError() << "norm_clamp needs norm = scale_norm but norm "
+                            << "is " << stringifyNormKind(op.getNorm());
   return success();
 }
 
@@ -39,7 +62,8 @@ LogicalResult GauOp::verify() {
   if (failed(verifyLayerOp(*this, getX().getType(), getLayerName(),
                            getEps())) ||
       failed(verifyPositive(*this, "e", getE())) ||
-      failed(verifyQueryKeyDim(*this, getS(), getRope())))
+      failed(verifyQueryKeyDim(*this, getS(), getRope(), getRopeDims())) ||
+      failed(verifyGatedOptions(*this)))
     return failure();
   return verifyPositive(*this, "max_len", getMaxLen());
 }
@@ -48,8 +72,11 @@ LogicalResult FlashOp::verify() {
   if (failed(verifyLayerOp(*this, getX().getType(), getLayerName(),
                            getEps())) ||
       failed(verifyPositive(*this, "e", getE())) ||
-      failed(verifyQueryKeyDim(*this, getS(), getRope())))
+      failed(verifyQueryKeyDim(*this, getS(), getRope(), getRopeDims())) ||
+      failed(verifyGatedOptions(*this)))
     return failure();
+  if (getLinByLength() && getCausal())
+    return emitOpError() << "lin_by_length needs causal = false";
   return verifyPositive(*this, "chunk", getChunk());
 }
 

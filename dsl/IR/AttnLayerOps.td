@@ -77,7 +77,23 @@ def Attn_GauOp : Attn_LayerOp<"gau"> {
     | `L.out.weight` | [e, d] | |
     | `L.out.bias` | [d] | |
 
-    Rules: e, s, max_len >= 1; s even when rope is on.
+    FLASH-pytorch's options (`../shared/spec/flash-pytorch.md`), each off or
+    at the paper's value by default, and printed only when set:
+
+    - `rel_pos = t5`: `bias[i, j] = rel_pos[bucket(j - i)] * sqrt(d)` with
+      the bucket of `attn.t5_bias` (`num_buckets`, `max_distance`, causal
+      as the layer), and then `A[i, j] = relu((q_i . k_j + bias[i, j]) /
+      n)^2`: FLASH-pytorch's GAU divides the bias by n with the scores.
+      The table is `L.rel_pos [num_buckets]`.
+    - `rope_dims = r` (0: all s) and `rope_mode`: RoPE on the first r
+      features of q and k only, pairs as in `attn.rope`.
+    - `shift_tokens`: after the norm, the first ceil(d/2) features of row t
+      are row t - 1's (zero in row 0), before the projection.
+    - `norm_clamp`: `scale_norm` with `clamp` (x / max(rms(x), eps) * g).
+
+    Rules: e, s, max_len >= 1; s even when rope is on; with rel_pos = t5,
+    num_buckets even and >= 2 and max_distance >= 1; rope_dims even and
+    <= s; norm_clamp only with norm = scale_norm.
 
     Example:
 
@@ -90,7 +106,14 @@ def Attn_GauOp : Attn_LayerOp<"gau"> {
   let arguments = (ins Attn_Tensor:$x, StrAttr:$layer_name, Attn_I64Attr:$e,
                        Attn_I64Attr:$s, BoolAttr:$causal, Attn_NormKindAttr:$norm,
                        Attn_I64Attr:$max_len, Attn_RelPosKindAttr:$rel_pos,
-                       BoolAttr:$rope, Attn_F64Attr:$eps);
+                       BoolAttr:$rope, Attn_F64Attr:$eps,
+                       DefaultValuedAttr<Attn_I64Attr, "32">:$num_buckets,
+                       DefaultValuedAttr<Attn_I64Attr, "128">:$max_distance,
+                       DefaultValuedAttr<Attn_I64Attr, "0">:$rope_dims,
+                       DefaultValuedAttr<Attn_RopeModeAttr,
+                           "::mlir::attn::RopeMode::half">:$rope_mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$shift_tokens,
+                       DefaultValuedAttr<BoolAttr, "false">:$norm_clamp);
   let assemblyFormat = [{
     $x ` ` `(` `layer_name` `=` $layer_name `,` `e` `=` $e `,` `s` `=` $s `,`
     `causal` `=` $causal `,` `norm` `=` `` $norm `,` `max_len` `=` $max_len `,`
@@ -137,7 +160,17 @@ def Attn_FlashOp : Attn_LayerOp<"flash"> {
     | `L.out.weight` | [e, d] | |
     | `L.out.bias` | [d] | |
 
-    Rules: e, s, chunk >= 1; s even when rope is on.
+    FLASH-pytorch's options are those of `attn.gau` (rel_pos = t5,
+    rope_dims, rope_mode, shift_tokens, norm_clamp), except that the T5
+    bias is scaled by sqrt(s) and is not divided (`relu(qq_g kq_g^T / C +
+    B)^2`, positions within the chunk), and:
+
+    - `lin_by_length` (non-causal only): `S = sum_g kl_g^T v_g / n` with n
+      the unpadded sequence length instead of C, as FLASH-pytorch's
+      non-causal FLASH.
+
+    Rules: e, s, chunk >= 1; s even when rope is on; the option rules of
+    `attn.gau`; lin_by_length only when not causal.
 
     Example:
 
@@ -150,7 +183,15 @@ def Attn_FlashOp : Attn_LayerOp<"flash"> {
   let arguments = (ins Attn_Tensor:$x, StrAttr:$layer_name, Attn_I64Attr:$e,
                        Attn_I64Attr:$s, Attn_I64Attr:$chunk, BoolAttr:$causal,
                        Attn_NormKindAttr:$norm, Attn_RelPosKindAttr:$rel_pos,
-                       BoolAttr:$rope, Attn_F64Attr:$eps);
+                       BoolAttr:$rope, Attn_F64Attr:$eps,
+                       DefaultValuedAttr<Attn_I64Attr, "32">:$num_buckets,
+                       DefaultValuedAttr<Attn_I64Attr, "128">:$max_distance,
+                       DefaultValuedAttr<Attn_I64Attr, "0">:$rope_dims,
+                       DefaultValuedAttr<Attn_RopeModeAttr,
+                           "::mlir::attn::RopeMode::half">:$rope_mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$shift_tokens,
+                       DefaultValuedAttr<BoolAttr, "false">:$norm_clamp,
+                       DefaultValuedAttr<BoolAttr, "false">:$lin_by_length);
   let assemblyFormat = [{
     $x ` ` `(` `layer_name` `=` $layer_name `,` `e` `=` $e `,` `s` `=` $s `,`
     `chunk` `=` $chunk `,` `causal` `=` $causal `,` `norm` `=` `` $norm `,`

@@ -47,7 +47,9 @@ def Attn_ScaleNormOp : Attn_Op<"scale_norm",
   let summary = "scale normalisation: RMS norm with one scalar gain";
   let description = [{
     For x : [..., f]: `result = x * rsqrt(mean(x^2) + eps) * alpha[0]`, the
-    mean over the last axis.
+    mean over the last axis. With `clamp`, eps bounds the root mean square
+    from below instead: `result = x / max(sqrt(mean(x^2)), eps) * alpha[0]`
+    (FLASH-pytorch's ScaleNorm, `x / clamp(|x| f^-1/2, min = eps) * g`).
 
     Rules: x has rank >= 1; alpha is [1]; eps > 0.
 
@@ -55,9 +57,11 @@ def Attn_ScaleNormOp : Attn_Op<"scale_norm",
 
     ```mlir
     %h = attn.scale_norm %x, %alpha eps = 1.0e-05 : tensor<?x512xf32>, tensor<1xf32>
+    %c = attn.scale_norm %x, %alpha eps = 1.0e-05 {clamp = true} : tensor<?x512xf32>, tensor<1xf32>
     ```
   }];
-  let arguments = (ins Attn_Tensor:$x, Attn_Tensor:$alpha, Attn_F64Attr:$eps);
+  let arguments = (ins Attn_Tensor:$x, Attn_Tensor:$alpha, Attn_F64Attr:$eps,
+                       DefaultValuedAttr<BoolAttr, "false">:$clamp);
   let results = (outs Attn_Tensor:$result);
   let assemblyFormat = [{
     $x `,` $alpha `eps` `=` $eps attr-dict `:` type($x) `,` type($alpha)
@@ -143,6 +147,37 @@ def Attn_RopeOp : Attn_Op<"rope",
   let assemblyFormat = [{
     $x `mode` `=` `` $mode `rotary_dims` `=` $rotary_dims `base` `=` $base
     attr-dict `:` type($x)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_TokenShiftOp : Attn_Op<"token_shift",
+    [Pure, SameOperandsAndResultType, Attn_RowwiseStageTrait]> {
+  let summary = "token shift: the first features of a row from the row before";
+  let description = [{
+    For x : [..., n, f] and k = dims, along the sequence axis -2:
+
+    ```
+    result[..., t, c] = x[..., t - 1, c]   for c < k and t >= 1
+                      = 0                  for c < k and t = 0
+                      = x[..., t, c]       for c >= k
+    ```
+
+    FLASH-pytorch's `shift_tokens` (k = ceil(f / 2)): each token sees half
+    of the previous token's normalised features, at no cost in FLOPs.
+
+    Rules: x has rank >= 2; 1 <= dims <= f when f is static.
+
+    Example:
+
+    ```mlir
+    %s = attn.token_shift %h dims = 256 : tensor<?x512xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tensor:$x, Attn_I64Attr:$dims);
+  let results = (outs Attn_Tensor:$result);
+  let assemblyFormat = [{
+    $x `dims` `=` $dims attr-dict `:` type($x)
   }];
   let hasVerifier = 1;
 }

@@ -231,6 +231,18 @@ LogicalResult RopeOp::verify() {
   return verifyPositive(*this, "base", getBase());
 }
 
+LogicalResult TokenShiftOp::verify() {
+  RankedTensorType x = getX().getType();
+  if (failed(verifyMinRank(*this, "x", x, 2)) ||
+      failed(verifyPositive(*this, "dims", getDims())))
+    return failure();
+  int64_t f = x.getShape().back();
+  if (!ShapedType::isDynamic(f) && getDims() > f)
+    return emitOpError() << "dims " << getDims() << " exceeds the feature dim "
+                         << f;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Products (ProductOpInterface)
 //===----------------------------------------------------------------------===//

@@ -286,8 +286,9 @@ Value Importer::genCall(const Expr &call) {
     return builder.create<attn::RmsNormOp>(
         where, type, args[0], args.size() > 1 ? args[1] : Value(), eps());
   if (name == "scale_norm")
-    return builder.create<attn::ScaleNormOp>(where, type, args[0], args[1],
-                                             eps());
+    return builder.create<attn::ScaleNormOp>(
+        where, type, args[0], args[1], eps(),
+        boolean(info.config.at("clamp").boolean));
   if (name == "scale_offset")
     return builder.create<attn::ScaleOffsetOp>(where, type, args[0], args[1],
                                                args[2]);
@@ -329,16 +330,28 @@ Value Importer::genLayer(const Expr &call, const std::string &layerName,
   mlir::StringAttr layer = builder.getStringAttr(layerName);
   mlir::FloatAttr eps = f64(config.at("eps").number);
   const std::string &name = call.name;
+  // FLASH-pytorch's options of gau and flash (0 rope_dims: all of s).
+  auto ropeDims = [&] {
+    auto it = config.find("rope_dims");
+    return i64(it == config.end() ? 0 : it->second.size);
+  };
+  auto ropeMode = [&] {
+    return attn::RopeModeAttr::get(
+        &context, *attn::symbolizeRopeMode(config.at("rope_mode").enumValue));
+  };
   if (name == "gau")
-    return builder.create<attn::GauOp>(where, type, input, layer, size("e"),
-                                       size("s"), flag("causal"), norm(),
-                                       size("max_len"), relPos(), flag("rope"),
-                                       eps);
+    return builder.create<attn::GauOp>(
+        where, type, input, layer, size("e"), size("s"), flag("causal"),
+        norm(), size("max_len"), relPos(), flag("rope"), eps,
+        size("num_buckets"), size("max_distance"), ropeDims(), ropeMode(),
+        flag("shift_tokens"), flag("norm_clamp"));
   if (name == "flash")
-    return builder.create<attn::FlashOp>(where, type, input, layer, size("e"),
-                                         size("s"), size("chunk"),
-                                         flag("causal"), norm(), relPos(),
-                                         flag("rope"), eps);
+    return builder.create<attn::FlashOp>(
+        where, type, input, layer, size("e"), size("s"), size("chunk"),
+        flag("causal"), norm(), relPos(), flag("rope"), eps,
+        size("num_buckets"), size("max_distance"), ropeDims(), ropeMode(),
+        flag("shift_tokens"), flag("norm_clamp"),
+        boolean(config.at("lin_scale").enumValue == "length"));
   if (name == "mhsa")
     return builder.create<attn::MhsaOp>(where, type, input, layer,
                                         size("heads"), flag("causal"), norm(),

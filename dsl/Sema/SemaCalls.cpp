@@ -181,6 +181,54 @@ std::string ModelChecker::allocateLayerName(const Expr &call) {
   return call.name + "_" + std::to_string(templateCounters[call.name]++);
 }
 
+bool ModelChecker::checkGatedOptions(const Expr &call, const Config &config) {
+  auto keywordLoc = [&](llvm::StringRef key) {
+    const KeywordArg *kw = call.findKeyword(key);
+    return kw ? kw->value->loc : call.loc;
+  };
+  auto fail = [&](llvm::StringRef key, const llvm::Twine &message) {
+    diags.error(keywordLoc(key), message);
+    return false;
+  };
+  int64_t s = config.at("s").size;
+  bool rope = config.at("rope").boolean;
+  if (call.findKeyword("rope_dims")) {
+    int64_t r = config.at("rope_dims").size;
+    if (!rope)
+      return fail("rope_dims", "rope_dims needs rope = true");
+    if (r % 2 != 0 || r > s)
+      return fail("rope_dims", "rope_dims = " + llvm::Twine(r) +
+                                   " must be even and at most s = " +
+                                   llvm::Twine(s) +
+                                   " (RoPE rotates pairs of features)");
+  } else if (rope && s % 2 != 0) {
+    return fail("s", "s = " + llvm::Twine(s) +
+                         " must be even when rope = true (half-split RoPE "
+                         "pairs dim i with i + s/2; or give rope_dims)");
+  }
+  const std::string &relPos = config.at("rel_pos").enumValue;
+  for (const char *key : {"num_buckets", "max_distance"})
+    if (call.findKeyword(key) && relPos != "t5")
+      return fail(key, llvm::Twine(key) +
+                           " needs rel_pos = t5 (it sizes the T5 bias)");
+  int64_t buckets = config.at("num_buckets").size;
+  if (relPos == "t5" && buckets % 2 != 0)
+    return fail("num_buckets", "num_buckets = " + llvm::Twine(buckets) +
+                                   " must be even (the non-causal T5 bias "
+                                   "gives half of them to each direction)");
+  if (config.at("norm_clamp").boolean &&
+      config.at("norm").enumValue != "scale_norm")
+    return fail("norm_clamp", "norm_clamp needs norm = scale_norm, but norm "
+                              "is " + config.at("norm").enumValue);
+  if (config.count("lin_scale") &&
+      config.at("lin_scale").enumValue == "length" &&
+      config.at("causal").boolean)
+    return fail("lin_scale",
+                "lin_scale = length needs causal = false (a causal chunk "
+                "cannot know the sequence's length)");
+  return true;
+}
+
 SemaInfo *ModelChecker::checkTemplateCall(Expr &call, int64_t repeat,
                                           Expr *repeatExpr) {
   const TemplateSpec *spec = findTemplate(call.name);
@@ -218,14 +266,8 @@ SemaInfo *ModelChecker::checkTemplateCall(Expr &call, int64_t repeat,
       return nullptr;
     }
   }
-  if (config.count("rope") && config.at("rope").boolean &&
-      config.at("s").size % 2 != 0) {
-    diags.error(keywordLoc("s"), "s = " + llvm::Twine(config.at("s").size) +
-                                     " must be even when rope = true "
-                                     "(half-split RoPE pairs dim i with i + "
-                                     "s/2)");
+  if (config.count("rope") && !checkGatedOptions(call, config))
     return nullptr;
-  }
   // Layer names: `as NAME` or the documented default `<template>_<k>`;
   // repeat N appends `.0` ... `.N-1`.
   std::string base = allocateLayerName(call);

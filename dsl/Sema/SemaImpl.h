@@ -63,6 +63,9 @@ private:
   // SemaCalls.cpp: calls.
   SemaInfo *checkCall(Expr &call, bool scoreContext);
   SemaInfo *checkTemplateCall(Expr &call, int64_t repeat, Expr *repeatExpr);
+  /// The rules of gau's and flash's options (rope, rope_dims, the T5
+  /// bias's buckets, norm_clamp, lin_scale); false after a diagnostic.
+  bool checkGatedOptions(const Expr &call, const Config &config);
   SemaInfo *checkRepeat(Expr &expr);
   SemaInfo *checkAttention(Expr &call);
   SemaInfo *checkLinearAttention(Expr &call);

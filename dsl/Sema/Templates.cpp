@@ -74,22 +74,41 @@ static const std::vector<std::string> kFeatures = {"identity", "elu1", "relu",
 static const std::vector<std::string> kActivations = {"silu", "gelu", "relu",
                                                       "sigmoid", "tanh"};
 
+static const KeywordSpec kRelPos =
+    choice("rel_pos", {"none", "toeplitz", "t5"}, "toeplitz");
+
+/// `keywords` and FLASH-pytorch's options, which gau and flash share
+/// (docs/dsl.md §5.1): the T5 bias's buckets, partial or interleaved RoPE,
+/// token shift and the clamped ScaleNorm.
+static std::vector<KeywordSpec>
+gatedKeywords(std::vector<KeywordSpec> keywords) {
+  for (KeywordSpec spec :
+       {size("num_buckets", 32), size("max_distance", 128),
+        optionalSize("rope_dims"),
+        choice("rope_mode", {"half", "interleaved"}, "half"),
+        boolean("shift_tokens", false), boolean("norm_clamp", false)})
+    keywords.push_back(std::move(spec));
+  return keywords;
+}
+
 const std::vector<TemplateSpec> &layerTemplates() {
   static const std::vector<TemplateSpec> templates = {
       {"gau",
        "gated attention unit (FLASH-Quad layer): pre-norm, relu(qk/n + b)^2, "
        "gated by u, residual",
-       {sizeTimesD("e", 2), size("s", 128), boolean("causal", false),
-        choice("norm", kNorms, "layer_norm"), size("max_len", 512),
-        choice("rel_pos", {"none", "toeplitz"}, "toeplitz"),
-        boolean("rope", true), positiveNumber("eps", 1e-5)}},
+       gatedKeywords({sizeTimesD("e", 2), size("s", 128),
+                      boolean("causal", false),
+                      choice("norm", kNorms, "layer_norm"),
+                      size("max_len", 512), kRelPos, boolean("rope", true),
+                      positiveNumber("eps", 1e-5)})},
       {"flash",
        "FLASH layer: GAU with mixed chunk attention (quadratic inside chunks "
        "of C, linear across chunks)",
-       {sizeTimesD("e", 2), size("s", 128), size("chunk", 256),
-        boolean("causal", false), choice("norm", kNorms, "layer_norm"),
-        choice("rel_pos", {"none", "toeplitz"}, "toeplitz"),
-        boolean("rope", true), positiveNumber("eps", 1e-5)}},
+       gatedKeywords({sizeTimesD("e", 2), size("s", 128), size("chunk", 256),
+                      boolean("causal", false),
+                      choice("norm", kNorms, "layer_norm"), kRelPos,
+                      boolean("rope", true), positiveNumber("eps", 1e-5),
+                      choice("lin_scale", {"chunk", "length"}, "chunk")})},
       {"mhsa",
        "multi-head softmax self-attention baseline: pre-norm, residual",
        {size("heads", 8), boolean("causal", false),
@@ -134,7 +153,7 @@ const std::vector<KeywordSpec> &primitiveKeywords(llvm::StringRef name) {
         positiveNumber("base", 10000.0)}},
       {"layer_norm", {positiveNumber("eps", 1e-5)}},
       {"rms_norm", {positiveNumber("eps", 1e-5)}},
-      {"scale_norm", {positiveNumber("eps", 1e-5)}},
+      {"scale_norm", {positiveNumber("eps", 1e-5), boolean("clamp", false)}},
       {"rel_pos_bias", {optionalSize("max_len")}},
       {"t5_bias",
        {optionalBool("causal"), size("max_distance", 128),
@@ -195,10 +214,13 @@ std::vector<WeightPart> templateWeights(llvm::StringRef name, int64_t d,
     add("uvz.bias", {2 * e + s});
     add("gamma", {heads, s});
     add("beta", {heads, s});
-    if (config.at("rel_pos").enumValue == "toeplitz") {
+    const std::string &relPos = config.at("rel_pos").enumValue;
+    if (relPos == "toeplitz") {
       int64_t m = name == "gau" ? config.at("max_len").size
                                 : config.at("chunk").size;
       add("rel_pos", {2 * m - 1});
+    } else if (relPos == "t5") {
+      add("rel_pos", {config.at("num_buckets").size});
     }
     add("out.weight", {e, d});
     add("out.bias", {d});

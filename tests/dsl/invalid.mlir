@@ -989,3 +989,60 @@ func.func @kernel_without_anchor(%x: tensor<?x64xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @gau_t5_buckets_even(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{'attn.gau' op num_buckets must be even and >= 2 but is 7}}
+  %0 = attn.gau %x (layer_name = "l", e = 8, s = 4, causal = true, norm = layer_norm, max_len = 8, rel_pos = t5, rope = true, eps = 1.0e-05) {num_buckets = 7 : i64} : tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @flash_rope_dims_within_s(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{'attn.flash' op rope_dims must be even, >= 0 and <= s = 4 but is 6}}
+  %0 = attn.flash %x (layer_name = "l", e = 8, s = 4, chunk = 4, causal = true, norm = layer_norm, rel_pos = none, rope = true, eps = 1.0e-05) {rope_dims = 6 : i64} : tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @flash_norm_clamp_needs_scale_norm(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{'attn.flash' op norm_clamp needs norm = scale_norm but norm is rms_norm}}
+  %0 = attn.flash %x (layer_name = "l", e = 8, s = 4, chunk = 4, causal = true, norm = rms_norm, rel_pos = none, rope = true, eps = 1.0e-05) {norm_clamp = true} : tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @flash_lin_by_length_not_causal(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{'attn.flash' op lin_by_length needs causal = false}}
+  %0 = attn.flash %x (layer_name = "l", e = 8, s = 4, chunk = 4, causal = true, norm = layer_norm, rel_pos = none, rope = true, eps = 1.0e-05) {lin_by_length = true} : tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @chunked_linear_divide_by_length_not_causal(%q: tensor<?x8xf32>, %v: tensor<?x6xf32>) {
+  // expected-error @+1 {{'attn.chunked_linear' op divide_by_length needs causal = false}}
+  %0 = attn.chunked_linear %q, %q, %v chunk = 4 causal = true scale = 1.000000e+00 {divide_by_length = true}
+       : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x6xf32> -> tensor<?x6xf32>
+  return
+}
+
+// -----
+
+func.func @chunk_scan_length_of_not_exclusive(%s: tensor<?x8x6xf32>, %k: tensor<?x8xf32>) {
+  // expected-error @+1 {{'attn.chunk_scan' op length_of needs exclusive = false}}
+  %0 = attn.chunk_scan %s length_of %k : tensor<?x8xf32> exclusive = true : tensor<?x8x6xf32>
+  return
+}
+
+// -----
+
+func.func @token_shift_dims_within_width(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{'attn.token_shift' op dims 65 exceeds the feature dim 64}}
+  %0 = attn.token_shift %x dims = 65 : tensor<?x64xf32>
+  return
+}

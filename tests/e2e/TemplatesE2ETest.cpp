@@ -111,6 +111,26 @@ const std::vector<Case> &templateCases() {
       {"GluFfnGelu", "glu_ffn(x, hidden = 64, activation = gelu, norm = rms_norm)"},
       {"RepeatedFlash",
        "repeat 3 flash(x, e = 64, s = 16, chunk = 8, causal = true) as stack"},
+      // FLASH-pytorch's options (docs/dsl.md §5.1-5.2).
+      {"FlashPytorchCausal",
+       "flash(x, e = 128, s = 32, chunk = 16, causal = true, rel_pos = t5, "
+       "rope_dims = 16, rope_mode = interleaved, shift_tokens = true, "
+       "norm = scale_norm, norm_clamp = true)"},
+      {"FlashPytorchBidirectional",
+       "flash(x, e = 128, s = 32, chunk = 16, rel_pos = t5, rope_dims = 16, "
+       "rope_mode = interleaved, shift_tokens = true, lin_scale = length)"},
+      {"GauPytorchCausal",
+       "gau(x, e = 128, s = 32, causal = true, rel_pos = t5, rope = false, "
+       "shift_tokens = true)"},
+      {"GauPytorchBidirectional",
+       "gau(x, e = 96, s = 18, rel_pos = t5, num_buckets = 16, "
+       "max_distance = 32, rope_dims = 10, norm = scale_norm, "
+       "norm_clamp = true)"},
+      // Repeated: one layer kernel (attn-outline-layers) run twice.
+      {"RepeatedFlashPytorch",
+       "repeat 2 flash(x, e = 64, s = 16, chunk = 8, causal = true, "
+       "rel_pos = t5, rope_dims = 8, rope_mode = interleaved, "
+       "shift_tokens = true, norm = scale_norm, norm_clamp = true) as stack"},
   };
   return cases;
 }

@@ -133,6 +133,8 @@ TEST(ModelGeneratorTest, CoversTheLanguage) {
         "template:glu_ffn", "template:nested", "template-norm:layer_norm",
         "template-norm:scale_norm", "template-norm:rms_norm", "kw:gau.max_len",
         "kw:gau.rel_pos", "kw:gau.rope", "kw:flash.chunk", "kw:flash.causal",
+        "kw:flash.rope_dims", "kw:gau.shift_tokens", "kw:flash.lin_scale",
+        "kw:flash.num_buckets", "kw:gau.norm_clamp",
         "kw:flash.e", "kw:mhsa.heads", "kw:linear_attention.feature",
         "kw:local_attention.window", "kw:local_attention.block",
         "kw:glu_ffn.hidden", "kw:glu_ffn.activation", "kw:gau.eps", "repeat",

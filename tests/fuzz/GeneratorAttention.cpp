@@ -242,7 +242,8 @@ std::string ModelBuilder::templateCall(const std::string &kind,
       add("e", pick(std::vector<std::string>{"8", "16", "32", "2 * d", "d"}));
     bool rope = !chance(0.25);
     // s must be given: its default 128 is too large for a fast test.
-    add("s", std::to_string(rope ? 2 * uniform(2, 8) : uniform(3, 16)));
+    int64_t s = rope ? 2 * uniform(2, 8) : uniform(3, 16);
+    add("s", std::to_string(s));
     if (!rope || chance(0.3))
       add("rope", rope ? "true" : "false");
     if (kind == "flash") {
@@ -254,9 +255,29 @@ std::string ModelBuilder::templateCall(const std::string &kind,
       blockSizes.push_back(maxLen);
       add("max_len", std::to_string(maxLen));
     }
-    maybeBool("causal", 0.7);
+    bool causal = false;
+    if (chance(0.7)) {
+      causal = chance(0.5);
+      add("causal", causal ? "true" : "false");
+    }
     if (chance(0.4))
       add("rel_pos", chance(0.5) ? "none" : "toeplitz");
+    else if (chance(0.25)) { // FLASH-pytorch's options (docs/dsl.md §5.8)
+      add("rel_pos", "t5");
+      if (chance(0.5))
+        add("num_buckets", std::to_string(2 * uniform(1, 16)));
+      if (chance(0.5))
+        add("max_distance", std::to_string(uniform(1, 64)));
+    }
+    if (rope && chance(0.25)) {
+      add("rope_dims", std::to_string(2 * uniform(1, s / 2)));
+      if (chance(0.5))
+        add("rope_mode", chance(0.5) ? "interleaved" : "half");
+    }
+    if (chance(0.2))
+      add("shift_tokens", "true");
+    if (kind == "flash" && !causal && chance(0.25))
+      add("lin_scale", "length");
   } else if (kind == "mhsa") {
     heads();
     maybeBool("causal", 0.6);
@@ -288,6 +309,9 @@ std::string ModelBuilder::templateCall(const std::string &kind,
     std::string norm = pick(std::vector<std::string>{"layer_norm", "scale_norm", "rms_norm"});
     add("norm", norm);
     tag("template-norm:" + norm);
+    if (norm == "scale_norm" && (kind == "gau" || kind == "flash") &&
+        chance(0.5))
+      add("norm_clamp", "true");
   }
   if (chance(0.2))
     add("eps", pickNumber({"1e-5", "1e-6", "0.001"}));

@@ -108,3 +108,16 @@ func.func @kept(%q: tensor<?x16xf32>, %v: tensor<?x32xf32>) -> tensor<?x32xf32> 
   }
   return %3 : tensor<?x32xf32>
 }
+
+// -----
+
+// Non-causal chunked_linear divided by the length (FLASH-pytorch): the
+// total over chunks reads k's length.
+// CHECK-LABEL: func.func @by_length
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x8xf32>,
+// CHECK: attn.chunk_scan %{{.*}} length_of %[[Q]] : tensor<?x8xf32> exclusive = false
+func.func @by_length(%q: tensor<?x8xf32>, %v: tensor<?x6xf32>) -> tensor<?x6xf32> {
+  %0 = attn.chunked_linear %q, %q, %v chunk = 4 causal = false scale = 1.000000e+00 {divide_by_length = true}
+       : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x6xf32> -> tensor<?x6xf32>
+  return %0 : tensor<?x6xf32>
+}

@@ -146,3 +146,46 @@ func.func @glu(%x: tensor<?x32xf32>) -> tensor<?x32xf32> {
   %y = attn.glu_ffn %x (layer_name = "ffn", hidden = 96, activation = gelu, norm = layer_norm, eps = 1.0e-05) : tensor<?x32xf32>
   return %y : tensor<?x32xf32>
 }
+
+// -----
+
+// FLASH-pytorch's FLASH: clamped scale_norm, token shift of the first half
+// of the features, interleaved RoPE on 8 of the 16 features, the T5 bias
+// scaled by sqrt(s) added after qk / C, and the non-causal state divided by
+// n (divide_by_length, scale 1).
+// CHECK-LABEL: func.func @flash_pytorch
+// CHECK: %[[NW:.*]] = attn.weight "p.norm.weight" : tensor<1xf32>
+// CHECK: %[[H:.*]] = attn.scale_norm %{{.*}}, %[[NW]] eps = 1.000000e-05 {clamp = true}
+// CHECK: %[[S:.*]] = attn.token_shift %[[H]] dims = 32
+// CHECK: attn.dense %[[S]]
+// CHECK: attn.rope %{{.*}} mode = interleaved rotary_dims = 8
+// CHECK: %[[T5:.*]] = attn.weight "p.rel_pos" : tensor<16xf32>
+// CHECK: attn.attention {{.*}} mask = #attn.mask<chunk 8>
+// CHECK: %[[SCALED:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[BIAS:.*]] = attn.t5_bias %[[T5]]{{.*}} causal = false num_buckets = 16 max_distance = 64 scale = 4.000000e+00
+// CHECK: arith.addf %[[SCALED]], %[[BIAS]]
+// CHECK: attn.chunked_linear {{.*}} chunk = 8 causal = false scale = 1.000000e+00 {divide_by_length = true}
+func.func @flash_pytorch(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %y = attn.flash %x (layer_name = "p", e = 128, s = 16, chunk = 8, causal = false, norm = scale_norm,
+                      rel_pos = t5, rope = true, eps = 1.0e-05)
+                      {num_buckets = 16 : i64, max_distance = 64 : i64, rope_dims = 8 : i64,
+                       rope_mode = #attn<rope_mode interleaved>, shift_tokens = true,
+                       norm_clamp = true, lin_by_length = true} : tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// FLASH-pytorch's GAU: the T5 bias (scaled by sqrt(d)) is added to qk
+// before the division by n.
+// CHECK-LABEL: func.func @gau_pytorch
+// CHECK: attn.attention
+// CHECK: ^bb0(%[[QK:.*]]: f32, %[[I:.*]]: index, %[[J:.*]]: index, %[[N:.*]]: index):
+// CHECK: %[[BIAS:.*]] = attn.t5_bias %{{.*}}[%[[I]], %[[J]]] causal = true num_buckets = 32 max_distance = 128 scale = 8.000000e+00
+// CHECK: %[[SUM:.*]] = arith.addf %[[QK]], %[[BIAS]]
+// CHECK: arith.divf %[[SUM]]
+func.func @gau_pytorch(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %y = attn.gau %x (layer_name = "g", e = 128, s = 16, causal = true, norm = layer_norm,
+                    max_len = 32, rel_pos = t5, rope = false, eps = 1.0e-05) : tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

@@ -34,10 +34,20 @@ Tensor flash(const Tensor &x, const WeightMap &weights,
   const Tensor &bUvz = layerWeight(weights, L, "uvz.bias", {2 * e + s});
   const Tensor &gamma = layerWeight(weights, L, "gamma", {4, s});
   const Tensor &beta = layerWeight(weights, L, "beta", {4, s});
+  const GatedOptions &options = config.options;
   const Tensor *relPos =
       config.relPos == RelPosKind::Toeplitz
           ? &layerWeight(weights, L, "rel_pos", {2 * C - 1})
           : nullptr;
+  // FLASH-pytorch's T5 bias, scaled by sqrt(s), positions within the chunk.
+  const Tensor *t5 =
+      config.relPos == RelPosKind::T5
+          ? &layerWeight(weights, L, "rel_pos", {options.numBuckets})
+          : nullptr;
+  const double t5Scale = std::sqrt(static_cast<double>(s));
+  // The states' divisor: C, or n (FLASH-pytorch's non-causal linear part).
+  const double stateDivisor =
+      static_cast<double>(config.linByLength ? n : C);
   const int64_t G = (n + C - 1) / C, padded = G * C;
   Tensor out(x.shape);
   std::vector<int64_t> traceShape = x.shape;
@@ -48,7 +58,7 @@ Tensor flash(const Tensor &x, const WeightMap &weights,
   for (int64_t b = 0; b < shape.batch; ++b) {
     Mat xb = batchRows(x, shape, b);
     Mat uvz = gatedProjection(xb, weights, L, config.norm, config.eps, wUvz,
-                              bUvz);
+                              bUvz, options);
     Mat u = columns(uvz, 0, e), z = columns(uvz, 2 * e, s);
     // base[r] = z * gamma[r] + beta[r] for r = quad_q, quad_k, lin_q, lin_k,
     // rotated at the global positions 0..n-1 (= g*C + c).
@@ -59,7 +69,7 @@ Tensor flash(const Tensor &x, const WeightMap &weights,
         for (int64_t c = 0; c < s; ++c)
           heads[r](i, c) = z(i, c) * gamma[r * s + c] + beta[r * s + c];
       if (config.rope)
-        ropeHalfRows(heads[r]);
+        ropeRows(heads[r], options.ropeMode, options.ropeDims);
     }
     // Zero-pad quad_q, quad_k, lin_q, lin_k and v to G*C rows.
     auto pad = [&](const Mat &m) {
@@ -90,19 +100,21 @@ Tensor flash(const Tensor &x, const WeightMap &weights,
             int64_t delta = std::min(std::max(cj - ci, -(C - 1)), C - 1);
             bias = (*relPos)[delta + C - 1];
           }
+          bias += gatedT5Bias(t5, options, ci, cj, config.causal, t5Scale);
           double r = std::max(qk / static_cast<double>(C) + bias, 0.0);
           for (int64_t c = 0; c < e; ++c)
             quad(i, c) += r * r * v(j, c);
         }
 
-    // Per-chunk states lin_kv[g] = lin_k_g^T v_g / C : [s, e].
+    // Per-chunk states lin_kv[g] = lin_k_g^T v_g / C : [s, e] (/ n with
+    // linByLength).
     std::vector<Mat> linKv(static_cast<size_t>(G), Mat(s, e));
     for (int64_t g = 0; g < G; ++g)
       for (int64_t c = 0; c < C; ++c)
         for (int64_t a = 0; a < s; ++a)
           for (int64_t f = 0; f < e; ++f)
             linKv[static_cast<size_t>(g)](a, f) +=
-                kl(g * C + c, a) * v(g * C + c, f) / static_cast<double>(C);
+                kl(g * C + c, a) * v(g * C + c, f) / stateDivisor;
     // Combine: mask[g, h] = h < g (causal) or 1 (non-causal).
     Mat lin(padded, e);
     for (int64_t g = 0; g < G; ++g) {

@@ -38,8 +38,30 @@ NormKind convert(attn::NormKind kind) {
 }
 
 RelPosKind convert(attn::RelPosKind kind) {
-  return kind == attn::RelPosKind::toeplitz ? RelPosKind::Toeplitz
-                                            : RelPosKind::None;
+  switch (kind) {
+  case attn::RelPosKind::toeplitz:
+    return RelPosKind::Toeplitz;
+  case attn::RelPosKind::t5:
+    return RelPosKind::T5;
+  case attn::RelPosKind::none:
+    break;
+  }
+  return RelPosKind::None;
+}
+
+/// FLASH-pytorch's options of a GAU or FLASH op.
+template <typename GatedLayerOp>
+GatedOptions gatedOptions(GatedLayerOp op) {
+  GatedOptions options;
+  options.numBuckets = op.getNumBuckets();
+  options.maxDistance = op.getMaxDistance();
+  options.ropeDims = op.getRopeDims();
+  options.ropeMode = op.getRopeMode() == attn::RopeMode::half
+                         ? RopeMode::Half
+                         : RopeMode::Interleaved;
+  options.shiftTokens = op.getShiftTokens();
+  options.normClamp = op.getNormClamp();
+  return options;
 }
 
 FeatureMap convert(attn::FeatureMap feature) {
@@ -135,14 +157,15 @@ std::vector<Tensor> evalTensorOp(Operation *op, const TensorEnv &tensors,
                           gauOp.getS(), gauOp.getCausal(),
                           convert(gauOp.getNorm()), gauOp.getMaxLen(),
                           convert(gauOp.getRelPos()), gauOp.getRope(),
-                          gauOp.getEps()})};
+                          gauOp.getEps(), gatedOptions(gauOp)})};
   if (auto flashOp = llvm::dyn_cast<attn::FlashOp>(op))
     return {flash(in(0), weights,
                   FlashConfig{flashOp.getLayerName().str(), flashOp.getE(),
                               flashOp.getS(), flashOp.getChunk(),
                               flashOp.getCausal(), convert(flashOp.getNorm()),
                               convert(flashOp.getRelPos()), flashOp.getRope(),
-                              flashOp.getEps()})};
+                              flashOp.getEps(), gatedOptions(flashOp),
+                              flashOp.getLinByLength()})};
   if (auto mhsaOp = llvm::dyn_cast<attn::MhsaOp>(op))
     return {mhsa(in(0), weights,
                  MhsaConfig{mhsaOp.getLayerName().str(), mhsaOp.getHeads(),
@@ -207,7 +230,7 @@ std::vector<Tensor> evalTensorOp(Operation *op, const TensorEnv &tensors,
     return {layerNorm(in(0), optional(ln.getWeight()), optional(ln.getBias()),
                       ln.getEps())};
   if (auto sn = llvm::dyn_cast<attn::ScaleNormOp>(op))
-    return {scaleNorm(in(0), in(1), sn.getEps())};
+    return {scaleNorm(in(0), in(1), sn.getEps(), sn.getClamp())};
   if (auto rms = llvm::dyn_cast<attn::RmsNormOp>(op))
     return {rmsNorm(in(0), optional(rms.getWeight()), rms.getEps())};
   if (llvm::isa<attn::ScaleOffsetOp>(op))

@@ -60,20 +60,30 @@ const Tensor &layerWeight(const WeightMap &weights,
 /// layer_norm uses L.norm.weight [d] and L.norm.bias [d], scale_norm
 /// L.norm.weight [1], rms_norm L.norm.weight [d].
 Mat normRows(const Mat &x, const WeightMap &weights,
-             const std::string &layerName, NormKind norm, double eps);
+             const std::string &layerName, NormKind norm, double eps,
+             bool clamp = false);
 
 /// x @ w + bias for w : [k, n] and bias : [n].
 Mat denseRows(const Mat &x, const Tensor &w, const Tensor &bias);
 
 /// SiLU(Norm(x) @ W_uvz + b_uvz): the one input projection of GAU and FLASH
-/// (spec §2.2), columns u | v | z.
+/// (spec §2.2), columns u | v | z; with options.shiftTokens the first
+/// ceil(d/2) columns of Norm(x) are taken from the row before (zero in row
+/// 0), and options.normClamp clamps scale_norm's RMS at eps.
 Mat gatedProjection(const Mat &x, const WeightMap &weights,
                     const std::string &layerName, NormKind norm, double eps,
-                    const Tensor &wUvz, const Tensor &bUvz);
+                    const Tensor &wUvz, const Tensor &bUvz,
+                    const GatedOptions &options);
 
-/// Half-split RoPE (spec §2.4.2) over all columns of x, base 10000, row r at
-/// position r: column i pairs with i + cols / 2.
-void ropeHalfRows(Mat &x);
+/// RoPE (spec §2.4.2) on the first `dims` columns of x (0: all), base 10000,
+/// row r at position r: column i pairs with i + dims / 2 (Half) or pair i
+/// is (2i, 2i + 1) (Interleaved); angle r * 10000^(-2i / dims).
+void ropeRows(Mat &x, RopeMode mode, int64_t dims);
+
+/// The T5 bias of GAU/FLASH with rel_pos = T5, or 0: `table`
+/// [numBuckets] at the bucket of j - i, times `scale`.
+double gatedT5Bias(const Tensor *table, const GatedOptions &options,
+                   int64_t i, int64_t j, bool causal, double scale);
 
 /// Columns [start, start + count) of x.
 Mat columns(const Mat &x, int64_t start, int64_t count);

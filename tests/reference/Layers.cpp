@@ -65,7 +65,8 @@ const Tensor &layerWeight(const WeightMap &weights,
 }
 
 Mat normRows(const Mat &x, const WeightMap &weights,
-             const std::string &layerName, NormKind norm, double eps) {
+             const std::string &layerName, NormKind norm, double eps,
+             bool clamp) {
   const int64_t d = x.cols;
   Mat h(x.rows, d);
   const Tensor &g = layerWeight(weights, layerName, "norm.weight",
@@ -89,7 +90,8 @@ Mat normRows(const Mat &x, const WeightMap &weights,
       for (int64_t c = 0; c < d; ++c)
         meanSquare += x(r, c) * x(r, c);
       meanSquare /= static_cast<double>(d);
-      const double inv = 1.0 / std::sqrt(meanSquare + eps);
+      const double inv = clamp ? 1.0 / std::max(std::sqrt(meanSquare), eps)
+                               : 1.0 / std::sqrt(meanSquare + eps);
       for (int64_t c = 0; c < d; ++c)
         h(r, c) = x(r, c) * inv * (norm == NormKind::ScaleNorm ? g[0] : g[c]);
     }
@@ -99,8 +101,17 @@ Mat normRows(const Mat &x, const WeightMap &weights,
 
 Mat gatedProjection(const Mat &x, const WeightMap &weights,
                     const std::string &layerName, NormKind norm, double eps,
-                    const Tensor &wUvz, const Tensor &bUvz) {
-  Mat uvz = denseRows(normRows(x, weights, layerName, norm, eps), wUvz, bUvz);
+                    const Tensor &wUvz, const Tensor &bUvz,
+                    const GatedOptions &options) {
+  Mat h = normRows(x, weights, layerName, norm, eps, options.normClamp);
+  if (options.shiftTokens) {
+    // Backwards, so that row r - 1 is still unshifted when row r reads it.
+    const int64_t shifted = (h.cols + 1) / 2;
+    for (int64_t r = h.rows - 1; r >= 0; --r)
+      for (int64_t c = 0; c < shifted; ++c)
+        h(r, c) = r == 0 ? 0.0 : h(r - 1, c);
+  }
+  Mat uvz = denseRows(h, wUvz, bUvz);
   for (double &value : uvz.a)
     value = value / (1.0 + std::exp(-value)); // SiLU
   return uvz;
@@ -121,18 +132,28 @@ Mat denseRows(const Mat &x, const Tensor &w, const Tensor &bias) {
   return y;
 }
 
-void ropeHalfRows(Mat &x) {
-  const int64_t h = x.cols / 2;
+void ropeRows(Mat &x, RopeMode mode, int64_t dims) {
+  const int64_t h = (dims == 0 ? x.cols : dims) / 2;
   for (int64_t p = 0; p < x.rows; ++p)
     for (int64_t i = 0; i < h; ++i) {
       // inv_freq[i] = 10000^(-i / h), theta = p * inv_freq[i]
       const double theta =
           static_cast<double>(p) *
           std::pow(10000.0, -static_cast<double>(i) / static_cast<double>(h));
-      const double x1 = x(p, i), x2 = x(p, i + h);
-      x(p, i) = x1 * std::cos(theta) - x2 * std::sin(theta);
-      x(p, i + h) = x2 * std::cos(theta) + x1 * std::sin(theta);
+      const int64_t a = mode == RopeMode::Half ? i : 2 * i;
+      const int64_t b = mode == RopeMode::Half ? i + h : 2 * i + 1;
+      const double x1 = x(p, a), x2 = x(p, b);
+      x(p, a) = x1 * std::cos(theta) - x2 * std::sin(theta);
+      x(p, b) = x2 * std::cos(theta) + x1 * std::sin(theta);
     }
+}
+
+double gatedT5Bias(const Tensor *table, const GatedOptions &options,
+                   int64_t i, int64_t j, bool causal, double scale) {
+  if (!table)
+    return 0.0;
+  return t5Bias(*table, i, j, causal, options.numBuckets, options.maxDistance,
+                scale);
 }
 
 Mat columns(const Mat &x, int64_t start, int64_t count) {
@@ -167,10 +188,17 @@ Tensor gau(const Tensor &x, const WeightMap &weights, const GauConfig &config,
   const Tensor &gamma = layerWeight(weights, L, "gamma", {2, s});
   const Tensor &beta = layerWeight(weights, L, "beta", {2, s});
   const int64_t M = config.maxLen;
+  const GatedOptions &options = config.options;
   const Tensor *relPos =
       config.relPos == RelPosKind::Toeplitz
           ? &layerWeight(weights, L, "rel_pos", {2 * M - 1})
           : nullptr;
+  // FLASH-pytorch's GAU: T5 scaled by sqrt(d), divided by n with q.k.
+  const Tensor *t5 =
+      config.relPos == RelPosKind::T5
+          ? &layerWeight(weights, L, "rel_pos", {options.numBuckets})
+          : nullptr;
+  const double t5Scale = std::sqrt(static_cast<double>(d));
   Tensor out(x.shape);
   std::vector<int64_t> traceShape = x.shape;
   traceShape.back() = e;
@@ -180,7 +208,7 @@ Tensor gau(const Tensor &x, const WeightMap &weights, const GauConfig &config,
   for (int64_t b = 0; b < shape.batch; ++b) {
     Mat xb = batchRows(x, shape, b);
     Mat uvz = gatedProjection(xb, weights, L, config.norm, config.eps, wUvz,
-                              bUvz);
+                              bUvz, options);
     Mat u = columns(uvz, 0, e), v = columns(uvz, e, e), z = columns(uvz, 2 * e, s);
     Mat q(n, s), k(n, s);
     for (int64_t i = 0; i < n; ++i)
@@ -189,8 +217,8 @@ Tensor gau(const Tensor &x, const WeightMap &weights, const GauConfig &config,
         k(i, c) = z(i, c) * gamma[s + c] + beta[s + c];
       }
     if (config.rope) {
-      ropeHalfRows(q);
-      ropeHalfRows(k);
+      ropeRows(q, options.ropeMode, options.ropeDims);
+      ropeRows(k, options.ropeMode, options.ropeDims);
     }
     // A[i, j] = relu(q_i . k_j / n + bias[i, j])^2, zero for j > i if causal.
     Mat av(n, e);
@@ -206,6 +234,7 @@ Tensor gau(const Tensor &x, const WeightMap &weights, const GauConfig &config,
           int64_t delta = std::min(std::max(j - i, -(M - 1)), M - 1);
           bias = (*relPos)[delta + M - 1];
         }
+        qk += gatedT5Bias(t5, options, i, j, config.causal, t5Scale);
         double r = std::max(qk / static_cast<double>(n) + bias, 0.0);
         double a = r * r;
         for (int64_t c = 0; c < e; ++c)

@@ -34,6 +34,16 @@ using WeightMap = std::map<std::string, Tensor>;
 const Tensor &lookupWeight(const WeightMap &weights, const std::string &name,
                            const std::vector<int64_t> &shape);
 
+/// FLASH-pytorch's options of attn.gau and attn.flash (AttnLayerOps.td),
+/// off by default.
+struct GatedOptions {
+  int64_t numBuckets = 32, maxDistance = 128; ///< rel_pos = T5
+  int64_t ropeDims = 0;                       ///< 0: all of s
+  RopeMode ropeMode = RopeMode::Half;
+  bool shiftTokens = false; ///< the first ceil(d/2) features from row t-1
+  bool normClamp = false;   ///< scale_norm: x / max(rms(x), eps) * g
+};
+
 /// Attributes of attn.gau.
 struct GauConfig {
   std::string layerName = "l0";
@@ -44,6 +54,7 @@ struct GauConfig {
   RelPosKind relPos = RelPosKind::Toeplitz;
   bool rope = true;
   double eps = 1e-5;
+  GatedOptions options;
 };
 
 /// Attributes of attn.flash.
@@ -55,6 +66,8 @@ struct FlashConfig {
   RelPosKind relPos = RelPosKind::Toeplitz;
   bool rope = true;
   double eps = 1e-5;
+  GatedOptions options;
+  bool linByLength = false; ///< non-causal: the state / n instead of / C
 };
 
 /// Attributes of attn.mhsa.

@@ -72,7 +72,8 @@ Tensor layerNorm(const Tensor &x, const Tensor *weight, const Tensor *bias,
 /// x * rsqrt(mean(x^2) + eps) * gain(c) per row: RMSNorm, and ScaleNorm
 /// with one gain for every column.
 static Tensor rmsScaled(const Tensor &x, double eps,
-                        const std::function<double(int64_t)> &gain) {
+                        const std::function<double(int64_t)> &gain,
+                        bool clamp = false) {
   const int64_t rows = rowsOf(x), f = x.dim(-1);
   Tensor result(x.shape);
   for (int64_t r = 0; r < rows; ++r) {
@@ -80,16 +81,18 @@ static Tensor rmsScaled(const Tensor &x, double eps,
     for (int64_t c = 0; c < f; ++c)
       meanSquare += x[r * f + c] * x[r * f + c];
     meanSquare /= static_cast<double>(f);
-    const double inv = 1.0 / std::sqrt(meanSquare + eps);
+    const double inv = clamp ? 1.0 / std::max(std::sqrt(meanSquare), eps)
+                             : 1.0 / std::sqrt(meanSquare + eps);
     for (int64_t c = 0; c < f; ++c)
       result[r * f + c] = x[r * f + c] * inv * gain(c);
   }
   return result;
 }
 
-Tensor scaleNorm(const Tensor &x, const Tensor &alpha, double eps) {
+Tensor scaleNorm(const Tensor &x, const Tensor &alpha, double eps,
+                 bool clamp) {
   checkFeatureVector(&alpha, 1, "scale_norm alpha");
-  return rmsScaled(x, eps, [&](int64_t) { return alpha[0]; });
+  return rmsScaled(x, eps, [&](int64_t) { return alpha[0]; }, clamp);
 }
 
 Tensor rmsNorm(const Tensor &x, const Tensor *weight, double eps) {

@@ -31,7 +31,7 @@ namespace attnc::ref {
 /// Normalisation of a layer input.
 enum class NormKind { LayerNorm, ScaleNorm, RmsNorm };
 /// Relative position bias of a GAU/FLASH layer.
-enum class RelPosKind { None, Toeplitz };
+enum class RelPosKind { None, Toeplitz, T5 };
 /// Feature map phi of linear attention.
 enum class FeatureMap { Identity, Elu1, Relu, Silu, Exp };
 /// Activation of a GLU FFN.
@@ -130,8 +130,10 @@ Tensor row(const Tensor &p, int64_t index);
 /// sqrt); a null weight counts as 1, a null bias as 0.
 Tensor layerNorm(const Tensor &x, const Tensor *weight, const Tensor *bias,
                  double eps);
-/// attn.scale_norm: x * rsqrt(mean(x^2) + eps) * alpha[0].
-Tensor scaleNorm(const Tensor &x, const Tensor &alpha, double eps);
+/// attn.scale_norm: x * rsqrt(mean(x^2) + eps) * alpha[0], or with clamp
+/// x / max(sqrt(mean(x^2)), eps) * alpha[0].
+Tensor scaleNorm(const Tensor &x, const Tensor &alpha, double eps,
+                 bool clamp = false);
 /// attn.rms_norm: x * rsqrt(mean(x^2) + eps) * weight (null weight = 1).
 Tensor rmsNorm(const Tensor &x, const Tensor *weight, double eps);
 /// attn.scale_offset: x * gamma + beta per feature.

@@ -141,7 +141,8 @@ TEST(SemaCallsTest, UnknownKeywordSuggestsAndListsAllowedOnes) {
   expectError(withInput({"  output y = flash(x, chunck = 64)"}), 5, 23,
               "unknown keyword argument 'chunck' for 'flash'; did you mean "
               "'chunk'? (allowed: e, s, chunk, causal, norm, rel_pos, rope, "
-              "eps)");
+              "eps, lin_scale, num_buckets, max_distance, rope_dims, "
+              "rope_mode, shift_tokens, norm_clamp)");
 }
 
 // The dialect's verifiers need eps and base > 0; the checker said yes to
@@ -232,6 +233,50 @@ TEST(SemaCallsTest, AttentionHeadsMustDivideTheWidth) {
 TEST(SemaCallsTest, RopeInTemplateNeedsEvenS) {
   expectError(withInput({"  output y = gau(x, s = 63)"}), 5, 25,
               "s = 63 must be even when rope = true");
+}
+
+TEST(SemaCallsTest, RopeDimsMayLeaveAnOddSUnrotated) {
+  FrontendRun run(withInput({"  output y = gau(x, s = 63, rope_dims = 32)"}));
+  EXPECT_TRUE(run.check()) << run.output();
+}
+
+TEST(SemaCallsTest, RopeDimsMustBeEvenAndAtMostS) {
+  expectError(withInput({"  output y = gau(x, s = 32, rope_dims = 48)"}), 5,
+              41,
+              "rope_dims = 48 must be even and at most s = 32 (RoPE rotates "
+              "pairs of features)");
+}
+
+TEST(SemaCallsTest, RopeDimsNeedRope) {
+  expectError(withInput({"  output y = flash(x, rope = false, "
+                         "rope_dims = 16)"}),
+              5, 49, "rope_dims needs rope = true");
+}
+
+TEST(SemaCallsTest, BucketsNeedTheT5Bias) {
+  expectError(withInput({"  output y = flash(x, num_buckets = 16)"}), 5, 37,
+              "num_buckets needs rel_pos = t5 (it sizes the T5 bias)");
+}
+
+TEST(SemaCallsTest, T5BucketsMustBeEven) {
+  expectError(withInput({"  output y = flash(x, rel_pos = t5, "
+                         "num_buckets = 15)"}),
+              5, 51,
+              "num_buckets = 15 must be even (the non-causal T5 bias gives "
+              "half of them to each direction)");
+}
+
+TEST(SemaCallsTest, NormClampNeedsScaleNorm) {
+  expectError(withInput({"  output y = flash(x, norm_clamp = true)"}), 5, 36,
+              "norm_clamp needs norm = scale_norm, but norm is layer_norm");
+}
+
+TEST(SemaCallsTest, LengthScaledLinearPartNeedsNonCausal) {
+  expectError(withInput({"  output y = flash(x, causal = true, "
+                         "lin_scale = length)"}),
+              5, 50,
+              "lin_scale = length needs causal = false (a causal chunk "
+              "cannot know the sequence's length)");
 }
 
 TEST(SemaCallsTest, TemplateInputMustHaveConstantWidth) {

@@ -59,7 +59,15 @@ TEST(TemplatesTest, GauDefaultsFollowThePaper) {
   EXPECT_EQ(config.at("norm").enumValue, "layer_norm");
   EXPECT_EQ(config.at("rel_pos").enumValue, "toeplitz");
   EXPECT_DOUBLE_EQ(config.at("eps").number, 1e-5);
-  EXPECT_EQ(config.size(), 8u);
+  // FLASH-pytorch's options, off (docs/dsl.md §5.8); rope_dims has no
+  // default (all of s).
+  EXPECT_EQ(config.at("num_buckets").size, 32);
+  EXPECT_EQ(config.at("max_distance").size, 128);
+  EXPECT_EQ(config.at("rope_mode").enumValue, "half");
+  EXPECT_FALSE(config.at("shift_tokens").boolean);
+  EXPECT_FALSE(config.at("norm_clamp").boolean);
+  EXPECT_EQ(config.count("rope_dims"), 0u);
+  EXPECT_EQ(config.size(), 13u);
 }
 
 TEST(TemplatesTest, FlashDefaultsToChunk256) {
@@ -168,6 +176,16 @@ TEST(TemplatesTest, FlashWeightsWithoutRelPosAndWithScaleNorm) {
               ElementsAre("norm.weight [1]", "uvz.weight [512, 1088]",
                           "uvz.bias [1088]", "gamma [4, 64]", "beta [4, 64]",
                           "out.weight [512, 512]", "out.bias [512]"));
+}
+
+TEST(TemplatesTest, T5RelPosIsATableOfNumBuckets) {
+  auto run = checkCall("flash(x, rel_pos = t5, num_buckets = 16, "
+                       "norm = scale_norm, norm_clamp = true)");
+  EXPECT_THAT(weights("flash", 512, run->semaOf("y")->config),
+              ElementsAre("norm.weight [1]", "uvz.weight [512, 2176]",
+                          "uvz.bias [2176]", "gamma [4, 128]",
+                          "beta [4, 128]", "rel_pos [16]",
+                          "out.weight [1024, 512]", "out.bias [512]"));
 }
 
 TEST(TemplatesTest, MhsaWeightsAreFusedQkv) {
