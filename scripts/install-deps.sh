@@ -16,6 +16,7 @@ packages=(
   clang-19 libclang-rt-19-dev libfuzzer-19-dev nlohmann-json3-dev libsqlite3-dev
   libopenmpi-dev openmpi-bin
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
+  python3-venv
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
 

@@ -3,13 +3,18 @@ the build's package on PYTHONPATH; tests/python/CMakeLists.txt).
 
 ATTNC, ATTNC_REFERENCE and ATTNC_EXAMPLES name the CLI, the fp64 reference
 tool (tests/reference/ReferenceMain.cpp) and examples/."""
-import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import numpy as np
 import pytest
+
+# One safetensors writer: the FLASH-pytorch converter's (numpy only).
+sys.path.insert(0, str(pathlib.Path(__file__).parents[2]
+                       / "tools" / "convert-flash-pytorch"))
+from convert_flash_pytorch import write_safetensors  # noqa: E402,F401
 
 EXAMPLES = pathlib.Path(os.environ.get(
     "ATTNC_EXAMPLES", pathlib.Path(__file__).parents[2] / "examples"))
@@ -21,24 +26,6 @@ def tool(name):
     if not path:
         pytest.fail(f"${name} is not set: run these tests through ctest")
     return path
-
-
-def write_safetensors(path, tensors):
-    """A safetensors file of float32 arrays (name -> array)."""
-    header, offset, blobs = {}, 0, []
-    for name, array in tensors.items():
-        data = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(len(text).to_bytes(8, "little"))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
 
 
 def random_weights(model, seed):
