@@ -84,36 +84,6 @@ static mlir::LogicalResult lowerChunkState(Lowering &lowering,
   return mlir::success();
 }
 
-/// Constrains `buffer` to mins 0 and `extents` (MLIR order).
-static void setBounds(OutputImageParam buffer,
-                      const std::vector<Expr> &extents) {
-  int rank = int(extents.size());
-  for (int d = 0; d < rank; ++d)
-    buffer.dim(d).set_bounds(0, extents[rank - 1 - d]);
-}
-
-/// Declares the carry of a streamed causal chunk_scan over `states`
-/// [batch..., G, s, e]: an input [batch..., s, e] and its next value.
-static const Lowering::StreamCarry &
-addStreamCarry(Lowering &lowering, const HTensor &states) {
-  size_t index = lowering.streamCarries.size();
-  Lowering::StreamCarry carry;
-  carry.extents.assign(states.extents.begin(), states.extents.end() - 3);
-  carry.extents.push_back(states.extents[states.rank() - 2]);
-  carry.extents.push_back(states.extents.back());
-  carry.in = ImageParam(Float(32), int(carry.extents.size()),
-                        "stream_carry" + std::to_string(index));
-  carry.next = Func("stream_carry" + std::to_string(index) + "_next");
-  // The carry and (once defined, lowerChunkScan) its next value are
-  // exactly the state's size: bounds inference then sees that `next` reads
-  // the states of this block's batch entries only (unconstrained, its
-  // region made the chunk states' and so the projections' bounds grow with
-  // the square of the block).
-  setBounds(carry.in, carry.extents);
-  lowering.streamCarries.push_back(carry);
-  return lowering.streamCarries.back();
-}
-
 static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
                                           attn::ChunkScanOp op) {
   const HTensor &states = lowering.get(op.getStates());
@@ -128,8 +98,14 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
   if (op.getExclusive()) {
     // Streamed (Stream.h): chunk 0 of a block sees the earlier blocks'
     // states, the carry, and the carry's next value adds this block's.
+    // The carry: [batch..., s, e], the state's shape without the chunks.
+    std::vector<Expr> carryExtents(states.extents.begin(),
+                                   states.extents.end() - 3);
+    carryExtents.push_back(states.extents[states.rank() - 2]);
+    carryExtents.push_back(states.extents.back());
     const Lowering::StreamCarry *carry =
-        lowering.streaming() ? &addStreamCarry(lowering, states) : nullptr;
+        lowering.streaming() ? &lowering.addStreamCarry(carryExtents)
+                             : nullptr;
     if (carry)
       define(t.func, vars,
              HTensor{carry->in, carry->extents}.at(withTail(batch, {a, e})));
@@ -151,7 +127,7 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
       nextVars.push_back(e);
       Func next = carry->next; // a handle to the carry's Func
       define(next, nextVars, t.func(lastRev) + states.at(last));
-      setBounds(next.output_buffer(), carry->extents);
+      Lowering::setBounds(next.output_buffer(), carry->extents);
     }
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.

@@ -644,6 +644,25 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
   return mlir::success();
 }
 
+void Lowering::setBounds(OutputImageParam buffer,
+                         const std::vector<Expr> &extents) {
+  int rank = int(extents.size());
+  for (int d = 0; d < rank; ++d)
+    buffer.dim(d).set_bounds(0, extents[rank - 1 - d]);
+}
+
+const Lowering::StreamCarry &
+Lowering::addStreamCarry(const std::vector<Expr> &extents) {
+  std::string name = "stream_carry" + std::to_string(streamCarries.size());
+  StreamCarry carry;
+  carry.extents = extents;
+  carry.in = ImageParam(Float(32), int(extents.size()), name);
+  carry.next = Func(name + "_next");
+  setBounds(carry.in, carry.extents);
+  streamCarries.push_back(carry);
+  return streamCarries.back();
+}
+
 std::vector<Argument> Lowering::arguments() const {
   std::vector<Argument> args;
   for (const ImageParam &param : inputParams)

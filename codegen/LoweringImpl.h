@@ -112,16 +112,26 @@ public:
 
   /// With options.streamRows (Stream.h), the inputs and outputs of one
   /// block beyond the model's: `streamOffset`, an f32[1] holding the
-  /// block's first row (RoPE's positions start there), and per causal
-  /// chunk_scan its carry, the sum of the earlier blocks' chunk states
-  /// [batch..., s, e], in `in` and out with this block's added in `next`.
+  /// block's first row (RoPE's positions start there), and the carries
+  /// from block to block, zero before the first: per causal chunk_scan the
+  /// sum of the earlier blocks' chunk states [batch..., s, e], per
+  /// token_shift the previous block's last row [batch..., 1, dims]; each
+  /// read in `in` and written for the next block in `next`.
   struct StreamCarry {
     Halide::ImageParam in;
     Halide::Func next;
-    std::vector<Halide::Expr> extents; ///< MLIR order.
+    std::vector<Halide::Expr> extents; ///< MLIR order; the last two static.
   };
   Halide::ImageParam streamOffset;
   std::vector<StreamCarry> streamCarries;
+  /// Declares a carry of `extents` (its input, and its `next` for the
+  /// caller to define and bound with setBounds). Both are bounded exactly:
+  /// unbounded, bounds inference sized what `next` reads by the square of
+  /// the block (a chunk_scan's projections).
+  const StreamCarry &addStreamCarry(const std::vector<Halide::Expr> &extents);
+  /// Constrains `buffer` to mins 0 and `extents` (MLIR order).
+  static void setBounds(Halide::OutputImageParam buffer,
+                        const std::vector<Halide::Expr> &extents);
   bool streaming() const { return options.streamRows > 0; }
   /// The position of row 0 of the rows a stage sees: streamOffset's value
   /// when streaming, else 0.

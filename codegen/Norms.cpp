@@ -225,10 +225,28 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
     std::vector<Var> vars = makeVars(t.rank(), "t");
     Index index = toIndex(vars), previous = index;
     Expr c = vars.back(), row = vars[vars.size() - 2];
+    int dims = int(shift.getDims());
     previous[previous.size() - 2] = max(row - 1, 0);
-    Expr shifted = select(row > 0, in.at(previous), 0.0f);
-    define(t.func, vars,
-           select(c < int(shift.getDims()), shifted, in.at(index)));
+    Expr before = 0.0f; // what row 0 sees
+    if (lowering.streaming()) {
+      // Streamed (Stream.h): row 0 of a block sees the previous block's
+      // last row, which this block's carries to the next.
+      std::vector<Expr> extents(in.extents.begin(), in.extents.end() - 2);
+      extents.push_back(1);
+      extents.push_back(dims);
+      const Lowering::StreamCarry &carry = lowering.addStreamCarry(extents);
+      Index first = index;
+      first[first.size() - 2] = 0;
+      first.back() = clamp(c, 0, dims - 1);
+      before = HTensor{carry.in, carry.extents}.at(first);
+      Index last = index;
+      last[last.size() - 2] = in.extents[in.rank() - 2] - 1;
+      Func next = carry.next; // a handle to the carry's Func
+      define(next, vars, in.at(last));
+      Lowering::setBounds(next.output_buffer(), carry.extents);
+    }
+    Expr shifted = select(row > 0, in.at(previous), before);
+    define(t.func, vars, select(c < dims, shifted, in.at(index)));
     lowering.scheduleElementwise(t, vars);
     lowering.set(shift, t);
     return mlir::success();

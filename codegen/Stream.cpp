@@ -3,8 +3,8 @@
 // This file implements streaming (Stream.h): the check that a model can run
 // block by block, and the loop that runs its kernel over the blocks. The
 // kernel's own part (the offset input RoPE reads, the carries chunk_scan
-// takes and returns) is in the lowerings of those ops (Norms.cpp,
-// Chunked.cpp).
+// and token_shift take and return) is in the lowerings of those ops
+// (Norms.cpp, Chunked.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Stream.h"
@@ -31,7 +31,8 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
                 attn::GeluOp, attn::ReluOp, attn::SigmoidOp, attn::ExpOp,
                 attn::TanhOp, attn::SqrtOp, attn::ScaleOffsetOp, attn::SplitOp,
                 attn::RowOp, attn::LayerNormOp, attn::RmsNormOp,
-                attn::ScaleNormOp, attn::RopeOp, attn::DenseOp,
+                attn::ScaleNormOp, attn::RopeOp, attn::TokenShiftOp,
+                attn::DenseOp,
                 attn::WeightOp, attn::UnchunkOp, attn::ChunkStateOp,
                 attn::StateApplyOp, attn::KernelOp, attn::KernelYieldOp,
                 mlir::arith::ConstantOp, mlir::func::ReturnOp>(op))
@@ -63,9 +64,6 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
                "block), not within chunks";
     return "";
   }
-  if (mlir::isa<attn::TokenShiftOp>(op))
-    return "token shift reads the row before each block's first row (not "
-           "streamed yet)";
   if (mlir::isa<attn::TransposeOp, attn::MatmulOp>(op))
     return "a matmul or transpose may mix the sequence's rows";
   if (mlir::isa<attn::LinearAttnOp, attn::ChunkedLinearOp>(op))

@@ -6,7 +6,8 @@
 // inside chunks, an exclusive prefix of chunk states across them) runs as
 // one kernel over blocks of R rows, block after block. Between blocks the
 // kernel carries, per causal chunk_scan, the sum of the earlier blocks'
-// chunk states; RoPE's positions start at the block's first row. The
+// chunk states, and per token_shift the previous block's last row; RoPE's
+// positions start at the block's first row. The
 // stored intermediates are then those of R rows whatever the sequence
 // length, and only the inputs and outputs grow with it (issue 13: a
 // million tokens on a 24 GiB machine). The result is the whole-sequence
@@ -27,9 +28,10 @@ namespace attnc::codegen {
 /// CPU target without an autoscheduler; exactly one runtime dim of kind
 /// seq, the row axis (-2) of every input and output, with the same batch
 /// dims before it; only ops that keep rows apart (elementwise, dense,
-/// norms, RoPE, split and row) or mix them within chunks whose size divides
-/// the block (chunk, unchunk, attention over chunks, chunk_state,
-/// state_apply, and chunk_scan exclusive, the causal prefix). Emits an
+/// norms, RoPE, split and row), shift them by one (token_shift) or mix them
+/// within chunks whose size divides the block (chunk, unchunk, attention
+/// over chunks, chunk_state, state_apply, and chunk_scan exclusive, the
+/// causal prefix). Emits an
 /// error at the offending op (or the model) otherwise.
 mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
                                     const CodegenOptions &options);
