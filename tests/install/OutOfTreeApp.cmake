@@ -26,7 +26,8 @@ endfunction()
 file(REMOVE_RECURSE "${STAGE}" "${APP_BUILD}")
 file(MAKE_DIRECTORY "${APP_BUILD}")
 step("installing attnc" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${STAGE}")
-foreach(file bin/attnc bin/attn-opt include/attnc/attn_runtime.h
+foreach(file bin/attnc bin/attn-opt bin/attnc-convert-flash-pytorch
+        include/attnc/attn_runtime.h
         include/attnc/attn_runtime.hpp ${LIBDIR}/cmake/attnc/attncConfig.cmake
         ${LIBDIR}/cmake/attnc/attncConfigVersion.cmake
         ${LIBDIR}/cmake/attnc/AttncAddModel.cmake)
