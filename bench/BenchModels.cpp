@@ -106,8 +106,7 @@ void BenchModel::bind(int64_t n) {
   runtime::Result bound = codegen::inputShapes(infos, dims, shapes);
   if (bound.ok()) {
     for (size_t i = 0; i < infos.size(); ++i)
-      inputs[infos[i].name] =
-          codegen::randomTensor(shapes[i], 1, infos[i].name);
+      inputs[infos[i].name] = codegen::randomInput(infos[i], shapes[i], 1);
     bound = jit->prepare(inputs, weights, outputs);
     if (bound.ok()) {
       boundN = n;

@@ -520,6 +520,12 @@ compileAot(const std::vector<AotVariant> &variants, const Halide::Target &target
            llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
   const ModelPipeline &first = *variants.front().pipeline;
   const std::string m = name.empty() ? first.name() : name;
+  for (const TensorInfo &input : first.inputs())
+    if (input.dtype != "f32")
+      return emitError() << "model '" << m << "' takes token ids (input '"
+                         << input.name
+                         << "', i32), which libraries do not take yet; "
+                            "run it with attnc run or bench";
   for (const AotVariant &variant : variants)
     if (!sameModel(first, *variant.pipeline) ||
         variant.dims.size() != variants.front().dims.size())

@@ -31,6 +31,12 @@ struct TensorInfo {
   std::string name;           ///< .attn name, or the weight's full name.
   std::vector<int64_t> shape; ///< MLIR order; -1 for a runtime dim.
   std::vector<std::string> dims; ///< Runtime dim name per axis, "" if static.
+  /// "f32", or "i32" for an input of token ids (held in a 4-byte buffer
+  /// like the floats; the kernel reinterprets its bits).
+  std::string dtype = "f32";
+  /// For token ids: the rows of the smallest embedding table reading them,
+  /// so ids must be in 0..idBound-1; 0 otherwise.
+  int64_t idBound = 0;
 
   int64_t numElements() const; ///< Product of static dims; -1 if any runtime.
   std::string shapeString() const; ///< `[b, n, 512]`.

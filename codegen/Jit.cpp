@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -133,6 +134,20 @@ runtime::Result JitModel::prepare(const TensorMap &inputs,
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto &[name, tensor] : inputs)
     shapes[name] = tensor.shape;
+  // Token ids and floats are both 4-byte elements: the element type is
+  // checked by name.
+  for (const TensorInfo &info : model->inputs()) {
+    auto it = inputs.find(info.name);
+    if (it == inputs.end() || it->second.dtype == info.dtype)
+      continue;
+    return runtime::Result::error(
+        ATTN_ERROR_DTYPE,
+        "input '" + info.name + "' " +
+            (info.dtype == "i32"
+                 ? "holds token ids: give integers (.npy '<i4' or '<i8')"
+                 : "holds floats: give float32 (.npy '<f4')") +
+            ", not " + (it->second.dtype == "i32" ? "integers" : "floats"));
+  }
   std::vector<std::vector<int64_t>> outShapes;
   runtime::Result checked = outputShapes(shapes, outShapes);
   if (checked.ok())
@@ -248,6 +263,23 @@ HostTensor randomTensor(const std::vector<int64_t> &shape, uint64_t seed,
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (float &value : t.data)
     value = normal(rng);
+  return t;
+}
+
+HostTensor randomInput(const TensorInfo &info,
+                       const std::vector<int64_t> &shape, uint64_t seed) {
+  if (info.dtype != "i32")
+    return randomTensor(shape, seed, info.name);
+  // Token ids, uniform over the rows of the tables that read them.
+  HostTensor t(shape);
+  t.dtype = "i32";
+  std::mt19937_64 rng(mix(seed, info.name));
+  std::uniform_int_distribution<int32_t> id(
+      0, int32_t(std::max<int64_t>(info.idBound, 1) - 1));
+  for (float &value : t.data) {
+    int32_t bits = id(rng);
+    std::memcpy(&value, &bits, 4);
+  }
   return t;
 }
 

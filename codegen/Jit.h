@@ -104,6 +104,10 @@ TensorMap randomWeights(const std::vector<TensorInfo> &weights, uint64_t seed);
 /// A deterministic N(0,1) tensor of `shape`, seeded by `seed` and `name`.
 HostTensor randomTensor(const std::vector<int64_t> &shape, uint64_t seed,
                         const std::string &name);
+/// A random input for `info` of `shape`: randomTensor's N(0, 1) floats, or
+/// for token ids (TensorInfo::dtype "i32") ids uniform in 0..idBound-1.
+HostTensor randomInput(const TensorInfo &info,
+                       const std::vector<int64_t> &shape, uint64_t seed);
 
 /// The shape (MLIR order) of `info`, the model's `role` ("input",
 /// "output"), with its runtime dims bound from `dims`; ATTN_ERROR_ARGUMENT

@@ -112,19 +112,60 @@ TensorInfo describe(const std::string &name, mlir::RankedTensorType type,
   return info;
 }
 
+/// The rows of the smallest embedding table that reads the token ids
+/// `ids` (a function argument), through the calls of a program of kernels;
+/// 0 when none does. An error at any other reader.
+static mlir::FailureOr<int64_t> tokenIdBound(mlir::Value ids) {
+  int64_t bound = 0;
+  for (mlir::OpOperand &use : ids.getUses()) {
+    mlir::Operation *user = use.getOwner();
+    int64_t rows = 0;
+    if (auto embedding = mlir::dyn_cast<mlir::attn::EmbeddingOp>(user)) {
+      rows = embedding.getTable().getType().getDimSize(0);
+    } else if (auto call = mlir::dyn_cast<mlir::func::CallOp>(user)) {
+      auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<
+          mlir::func::FuncOp>(call, call.getCalleeAttr());
+      if (!callee || callee.isExternal())
+        return call.emitError() << "internal error: no body for "
+                                << call.getCallee();
+      mlir::FailureOr<int64_t> inner =
+          tokenIdBound(callee.getArgument(use.getOperandNumber()));
+      if (mlir::failed(inner))
+        return mlir::failure();
+      rows = *inner;
+    } else {
+      return user->emitError() << "code generation reads token ids (i32) "
+                                  "only with attn.embedding";
+    }
+    if (rows > 0)
+      bound = bound ? std::min(bound, rows) : rows;
+  }
+  return bound;
+}
+
 mlir::FailureOr<TensorInfo> describeArgument(mlir::func::FuncOp func,
                                              unsigned index) {
-  mlir::Type argType = func.getArgument(index).getType();
-  auto type = mlir::dyn_cast<mlir::RankedTensorType>(argType);
-  if (!type || !type.getElementType().isF32()) {
-    func.emitError() << "code generation supports f32 tensors only, but input "
-                     << index << " is " << argType;
+  mlir::Value arg = func.getArgument(index);
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(arg.getType());
+  bool ids = type && type.getElementType().isSignlessInteger(32);
+  if (!type || (!type.getElementType().isF32() && !ids)) {
+    func.emitError() << "code generation supports f32 tensors and i32 token "
+                        "ids only, but input "
+                     << index << " is " << arg.getType();
     return mlir::failure();
   }
   auto name = func.getArgAttrOfType<mlir::StringAttr>(index, "attn.name");
   auto dims = func.getArgAttrOfType<mlir::ArrayAttr>(index, "attn.dims");
-  return describe(name ? name.str() : "arg" + std::to_string(index), type,
-                  dims);
+  TensorInfo info = describe(
+      name ? name.str() : "arg" + std::to_string(index), type, dims);
+  if (ids) {
+    info.dtype = "i32";
+    mlir::FailureOr<int64_t> bound = tokenIdBound(arg);
+    if (mlir::failed(bound))
+      return mlir::failure();
+    info.idBound = *bound;
+  }
+  return info;
 }
 
 TensorInfo describeResult(mlir::func::FuncOp func, unsigned index) {
@@ -455,8 +496,8 @@ mlir::LogicalResult Lowering::lowerFamily(mlir::Operation *op) {
             attn::DivOp, attn::PowOp, attn::NegOp, attn::SiluOp, attn::GeluOp,
             attn::ReluOp, attn::SigmoidOp, attn::ExpOp, attn::TanhOp,
             attn::SqrtOp, attn::ScaleOffsetOp>(family(lowerElementwise))
-      .Case<attn::SplitOp, attn::TransposeOp, attn::RowOp>(
-          family(lowerShapeOps))
+      .Case<attn::SplitOp, attn::TransposeOp, attn::RowOp,
+            attn::EmbeddingOp>(family(lowerShapeOps))
       .Case<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp,
             attn::RopeOp, attn::TokenShiftOp>(family(lowerNorms))
       .Case<attn::MatmulOp, attn::DenseOp>(family(lowerMatmul))

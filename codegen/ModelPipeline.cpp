@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -369,9 +370,42 @@ static std::vector<int64_t> shapeOf(const Buffer<float> &buffer) {
   return shape;
 }
 
+/// ATTN_ERROR_ARGUMENT naming the first token id of `buffer` (the input
+/// `info`) outside 0..idBound-1 and where it is, or success.
+static runtime::Result checkTokenIds(const TensorInfo &info,
+                                     const Buffer<float> &buffer) {
+  if (info.dtype != "i32" || info.idBound <= 0)
+    return runtime::Result::success();
+  std::string bad;
+  buffer.for_each_element([&](const int *at) {
+    if (!bad.empty())
+      return;
+    int32_t id;
+    std::memcpy(&id, &buffer(at), 4);
+    if (id >= 0 && id < info.idBound)
+      return;
+    // The position in MLIR order, as the .npy file or array indexes it.
+    std::string where;
+    for (int d = buffer.dimensions(); d-- > 0;)
+      where += (where.empty() ? "" : ", ") + std::to_string(at[d]);
+    bad = "token id " + std::to_string(id) + " at [" + where +
+          "] of input '" + info.name + "' is out of range: the embedding " +
+          "table has " + std::to_string(info.idBound) + " rows (ids 0.." +
+          std::to_string(info.idBound - 1) + ")";
+  });
+  return bad.empty() ? runtime::Result::success()
+                     : runtime::Result::error(ATTN_ERROR_ARGUMENT, bad);
+}
+
 runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
                                    const std::vector<Buffer<float>> &weights,
                                    std::vector<Buffer<float>> &outputs) {
+  // Token ids first: an id outside its table is the caller's error, found
+  // before any kernel runs (the kernels clamp it all the same).
+  const std::vector<TensorInfo> &infos = this->inputs();
+  for (size_t i = 0; i < inputs.size() && i < infos.size(); ++i)
+    if (runtime::Result ids = checkTokenIds(infos[i], inputs[i]); !ids.ok())
+      return ids;
   if (impl->program)
     return impl->runProgram(inputs, weights, outputs);
   std::string what = "the kernel of model '" + impl->name + "'";

@@ -1,7 +1,9 @@
-//===- ShapeOps.cpp - attn -> Halide: split, transpose, row ---------------===//
+//===- ShapeOps.cpp - attn -> Halide: re-indexing ops and embedding ------===//
 //
-// This file lowers the ops that only re-index their operand. They are
-// inlined into their consumers (no storage of their own).
+// This file lowers the ops that only re-index their operand. Split,
+// transpose and row are inlined into their consumers (no storage of their
+// own); embedding, a gather of table rows at token ids, is a row-wise stage
+// with its schedule.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/LoweringImpl.h"
@@ -12,6 +14,27 @@ using namespace Halide;
 namespace attn = mlir::attn;
 
 mlir::LogicalResult lowerShapeOps(Lowering &lowering, mlir::Operation *op) {
+  if (auto embedding = mlir::dyn_cast<attn::EmbeddingOp>(op)) {
+    // Token ids arrive in a 4-byte buffer like every input (TensorInfo::
+    // dtype): their bits are the int32 ids. They were checked before the
+    // run (ModelPipeline::run); the clamp keeps any id inside the table.
+    const HTensor &ids = lowering.get(embedding.getIds());
+    const HTensor &table = lowering.get(embedding.getTable());
+    int rows = int(embedding.getTable().getType().getDimSize(0));
+    HTensor t;
+    t.func = Func("embedding");
+    t.extents = ids.extents;
+    t.extents.push_back(table.extents.back());
+    std::vector<Var> vars = makeVars(t.rank(), "m");
+    Index at = toIndex(vars);
+    Expr c = at.back();
+    at.pop_back();
+    Expr id = clamp(reinterpret(Int(32), ids.at(at)), 0, rows - 1);
+    define(t.func, vars, table.at({id, c}));
+    lowering.scheduleElementwise(t, vars);
+    lowering.set(embedding, t);
+    return mlir::success();
+  }
   if (auto split = mlir::dyn_cast<attn::SplitOp>(op)) {
     // A copy: setting a result may grow the value map, and a reference into
     // it would dangle for the next result (a SIGSEGV under the Naive

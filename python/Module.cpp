@@ -118,7 +118,8 @@ py::list describe(const std::vector<TensorInfo> &tensors) {
       else
         shape.append(info.dims[i]);
     }
-    out.append(py::make_tuple(info.name, py::tuple(shape), "float32"));
+    const char *dtype = info.dtype == "i32" ? "int32" : "float32";
+    out.append(py::make_tuple(info.name, py::tuple(shape), dtype));
   }
   return out;
 }
@@ -134,10 +135,16 @@ py::array asArray(py::handle value, const char *role, const std::string &name) {
 }
 
 /// The shape of `array`, checked to be memory a kernel can read in place:
-/// float32, C-contiguous, aligned. `role` and `name` name it in errors.
+/// float32 (int32 for token ids, `ids`), C-contiguous, aligned. `role` and
+/// `name` name it in errors.
 std::vector<int64_t> checkedShape(const py::array &array, const char *role,
-                                  const std::string &name) {
-  if (!array.dtype().is(py::dtype::of<float>()))
+                                  const std::string &name, bool ids = false) {
+  if (ids && !array.dtype().is(py::dtype::of<int32_t>()))
+    throw InputError(std::string(role) + " '" + name + "' has dtype " +
+                     std::string(py::str(array.dtype())) +
+                     " but it holds token ids, int32 (convert it with "
+                     ".astype(numpy.int32))");
+  if (!ids && !array.dtype().is(py::dtype::of<float>()))
     throw InputError(std::string(role) + " '" + name + "' has dtype " +
                      std::string(py::str(array.dtype())) +
                      " but attnc models take float32 (convert it with "
@@ -263,7 +270,10 @@ public:
     for (auto [key, value] : inputs) {
       std::string name = py::str(key);
       in[name] = asArray(value, "input", name);
-      shapes[name] = checkedShape(in[name], "input", name);
+      bool ids = false;
+      for (const TensorInfo &info : pipeline().inputs())
+        ids |= info.name == name && info.dtype == "i32";
+      shapes[name] = checkedShape(in[name], "input", name, ids);
     }
     std::vector<std::vector<int64_t>> outShapes;
     if (Result checked = jit->outputShapes(shapes, outShapes); !checked.ok())

@@ -200,25 +200,30 @@ Result readChecked(ByteSource &source, const std::string &file, HostTensor &out)
   Result r = parser.parse();
   if (!r.ok())
     return r;
-  if (parser.descr != "<f4")
+  // float32, or integers for token ids (held as int32 bits, Tensor.h).
+  bool ids = parser.descr == "<i4" || parser.descr == "<i8";
+  if (parser.descr != "<f4" && !ids)
     return fail(ATTN_ERROR_DTYPE, "dtype " + quote(parser.descr) +
                                       " is not supported, expected '<f4' "
-                                      "(little-endian float32)");
+                                      "(little-endian float32), or '<i4' or "
+                                      "'<i8' for token ids");
+  uint64_t width = parser.descr == "<i8" ? 8 : 4;
   if (parser.fortranOrder && parser.shape.size() > 1)
     return fail(ATTN_ERROR_FORMAT, "fortran_order arrays are not supported, "
                                    "save the array in C order");
   int64_t count;
   std::string shapeText = formatShape(parser.shape.data(), parser.shape.size());
   if (!shapeElementCount(parser.shape.data(), parser.shape.size(), count) ||
-      static_cast<uint64_t>(count) > std::numeric_limits<uint64_t>::max() / 4)
+      static_cast<uint64_t>(count) > std::numeric_limits<uint64_t>::max() / 8)
     return fail(ATTN_ERROR_FORMAT, "shape " + shapeText + " overflows");
   uint64_t dataStart = headerStart + headerSize;
-  uint64_t needed = static_cast<uint64_t>(count) * 4;
+  uint64_t needed = static_cast<uint64_t>(count) * width;
   uint64_t available = size - dataStart;
   if (available < needed)
     return fail(ATTN_ERROR_FORMAT,
                 "truncated data: shape " + shapeText + " needs " +
-                    std::to_string(needed) + " bytes of float32 data but " +
+                    std::to_string(needed) + " bytes of " +
+                    (ids ? "integer" : "float32") + " data but " +
                     std::to_string(available) + " bytes follow the header");
   if (available > needed)
     return fail(ATTN_ERROR_FORMAT, std::to_string(available - needed) +
@@ -230,8 +235,18 @@ Result readChecked(ByteSource &source, const std::string &file, HostTensor &out)
   std::vector<unsigned char> raw(static_cast<size_t>(needed));
   if (!source.read(dataStart, raw.data(), raw.size()))
     return fail(ATTN_ERROR_IO, "cannot read the data");
+  out.dtype = ids ? "i32" : "f32";
   for (size_t i = 0; i < out.data.size(); ++i) {
-    uint32_t bits = static_cast<uint32_t>(readLittleEndian(&raw[4 * i], 4));
+    uint64_t value = readLittleEndian(&raw[width * i], int(width));
+    if (width == 8) {
+      int64_t id = static_cast<int64_t>(value);
+      if (id < std::numeric_limits<int32_t>::min() ||
+          id > std::numeric_limits<int32_t>::max())
+        return fail(ATTN_ERROR_FORMAT,
+                    "token id " + std::to_string(id) + " at element " +
+                        std::to_string(i) + " does not fit in int32");
+    }
+    uint32_t bits = static_cast<uint32_t>(value);
     std::memcpy(&out.data[i], &bits, 4);
   }
   return Result::success();

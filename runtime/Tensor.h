@@ -28,6 +28,10 @@ struct HostTensor {
   std::vector<int64_t> shape;
   /// The elements in C order; as many as the product of the shape.
   std::vector<float> data;
+  /// "f32", or "i32" for token ids, whose int32 bits `data` holds (the
+  /// kernels read every input as 4-byte elements; codegen/Codegen.h,
+  /// TensorInfo::dtype).
+  std::string dtype = "f32";
 
   HostTensor() = default;
   /// Zeros of `shape`, whose size the caller has checked (a negative extent

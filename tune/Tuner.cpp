@@ -492,7 +492,7 @@ bool Tuner::useDims(const std::string &dimsText, std::string &error) {
   inputs.clear();
   for (size_t i = 0; i < shapes.size(); ++i)
     inputs[inputInfo[i].name] =
-        codegen::randomTensor(shapes[i], options.seed + 1, inputInfo[i].name);
+        codegen::randomInput(inputInfo[i], shapes[i], options.seed + 1);
   reference.clear();
   defaults = compile({}, error);
   if (!defaults) {

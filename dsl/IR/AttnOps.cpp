@@ -231,6 +231,23 @@ LogicalResult RopeOp::verify() {
   return verifyPositive(*this, "base", getBase());
 }
 
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType ids = getIds().getType(), table = getTable().getType();
+  if (table.getRank() != 2 || !table.hasStaticShape())
+    return emitOpError() << "table must have rank 2 and a static shape but "
+                            "is "
+                         << table;
+  SmallVector<int64_t> expected(ids.getShape());
+  expected.push_back(table.getDimSize(1));
+  RankedTensorType result = getType();
+  if (result.getElementType() != table.getElementType() ||
+      !llvm::equal(result.getShape(), expected, dimsCompatible))
+    return emitOpError() << "result must be ids's shape followed by the "
+                            "table's width, with its element type, but is "
+                         << result;
+  return success();
+}
+
 LogicalResult TokenShiftOp::verify() {
   RankedTensorType x = getX().getType();
   if (failed(verifyMinRank(*this, "x", x, 2)) ||

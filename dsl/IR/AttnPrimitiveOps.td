@@ -244,6 +244,35 @@ def Attn_RowOp : Attn_Op<"row", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure, Attn_RowwiseStageTrait]> {
+  let summary = "the rows of a table at token ids";
+  let description = [{
+    For token ids : [...] (i32) and table : [V, d] (static):
+    `result[..., t, :] = table[ids[..., t], :]`, of shape [..., d].
+
+    Ids must lie in 0..V-1. Running a model checks them before any kernel
+    runs and reports the first one outside, with its input and position;
+    the generated code clamps the row index all the same, so no id can make
+    it read outside the table.
+
+    Rules: ids is an i32 tensor; table has rank 2 and a static shape; the
+    result is ids's shape followed by d, with the table's element type.
+
+    Example:
+
+    ```mlir
+    %x = attn.embedding %ids, %tok : tensor<?x?xi32>, tensor<50x64xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I32]>:$ids, Attn_Tensor:$table);
+  let results = (outs Attn_Tensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $table attr-dict `:` type($ids) `,` type($table) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 include "dsl/IR/AttnNormOps.td"
 include "dsl/IR/AttnAttentionOps.td"
 

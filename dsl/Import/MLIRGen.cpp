@@ -60,6 +60,8 @@ private:
       return builder.getF16Type();
     if (dtype == "bf16")
       return builder.getBF16Type();
+    if (dtype == "i32")
+      return builder.getI32Type(); // token ids
     return builder.getF32Type();
   }
 
@@ -289,6 +291,8 @@ Value Importer::genCall(const Expr &call) {
     return builder.create<attn::ScaleNormOp>(
         where, type, args[0], args[1], eps(),
         boolean(info.config.at("clamp").boolean));
+  if (name == "embedding")
+    return builder.create<attn::EmbeddingOp>(where, type, args[0], args[1]);
   if (name == "scale_offset")
     return builder.create<attn::ScaleOffsetOp>(where, type, args[0], args[1],
                                                args[2]);

@@ -43,12 +43,21 @@ const ModelChecker::Symbol *ModelChecker::lookup(const Expr &expr) {
 
 std::optional<TensorType> ModelChecker::checkType(const TypeSpec &spec,
                                                   bool allowRuntime,
-                                                  llvm::StringRef what) {
+                                                  llvm::StringRef what,
+                                                  bool allowTokenIds) {
   TensorType type;
-  if (spec.dtype.name != "f32" && spec.dtype.name != "f16" &&
-      spec.dtype.name != "bf16") {
+  if (spec.dtype.name == "i32") {
+    if (!allowTokenIds) {
+      diags.error(spec.dtype.loc, "i32 is the type of token ids, allowed "
+                                  "for inputs only, but " + what.str() +
+                                  " is not an input");
+      return std::nullopt;
+    }
+  } else if (spec.dtype.name != "f32" && spec.dtype.name != "f16" &&
+             spec.dtype.name != "bf16") {
     diags.error(spec.dtype.loc, "unknown element type '" + spec.dtype.name +
-                                    "'; expected f32, f16 or bf16");
+                                    "'; expected f32, f16, bf16 or i32 (token "
+                                    "ids)");
     return std::nullopt;
   }
   type.dtype = spec.dtype.name;
@@ -108,7 +117,8 @@ void ModelChecker::checkTensorDecl(const TensorDecl &decl) {
                      decl.name.name + "'";
   std::optional<TensorType> type;
   if (decl.type) {
-    type = checkType(*decl.type, decl.role != TensorRole::Param, what);
+    type = checkType(*decl.type, decl.role != TensorRole::Param, what,
+                     /*allowTokenIds=*/decl.role == TensorRole::Input);
     if (!type)
       symbol.poisoned = true;
   }

@@ -181,6 +181,48 @@ std::string ModelChecker::allocateLayerName(const Expr &call) {
   return call.name + "_" + std::to_string(templateCounters[call.name]++);
 }
 
+SemaInfo *ModelChecker::checkEmbedding(Expr &call) {
+  if (!expectArgs(call, 2, 2, "2 arguments (ids, table)") ||
+      !checkNoKeywords(call))
+    return nullptr;
+  Expr &idsExpr = *call.operands[0];
+  if (idsExpr.kind != ExprKind::Name) {
+    diags.error(idsExpr.loc, "the first argument of embedding must name an "
+                             "input of token ids (i32), not an expression",
+                {idsExpr.range});
+    return nullptr;
+  }
+  readingTokenIds = true;
+  SemaInfo *ids = tensorArg(call, 0);
+  readingTokenIds = false;
+  SemaInfo *table = tensorArg(call, 1);
+  if (!ids || !table)
+    return nullptr;
+  if (ids->type.dtype != "i32") {
+    diags.error(idsExpr.loc, "the first argument of embedding must be token "
+                             "ids (an i32 input), but '" + idsExpr.name +
+                             "' is " + ids->type.str(),
+                {idsExpr.range});
+    return nullptr;
+  }
+  const TensorType &t = table->type;
+  bool staticTable = t.rank() == 2 && t.shape[0].isStatic() &&
+                     t.shape[1].isStatic();
+  if (!staticTable || t.dtype != "f32") {
+    diags.error(call.operands[1]->loc,
+                "the table of embedding must be f32[vocab, d] with constant "
+                "sizes, but '" + exprText(*call.operands[1]) + "' is " +
+                    t.str(),
+                {call.operands[1]->range});
+    return nullptr;
+  }
+  SemaInfo info;
+  info.type = ids->type;
+  info.type.dtype = t.dtype;
+  info.type.shape.push_back(t.shape[1]);
+  return annotate(call, info);
+}
+
 bool ModelChecker::checkGatedOptions(const Expr &call, const Config &config) {
   auto keywordLoc = [&](llvm::StringRef key) {
     const KeywordArg *kw = call.findKeyword(key);
@@ -720,6 +762,8 @@ SemaInfo *ModelChecker::checkCall(Expr &call, bool scoreContext) {
     return checkAttention(call);
   if (name == "linear_attention")
     return checkLinearAttention(call);
+  if (name == "embedding")
+    return checkEmbedding(call);
   if (isMaskFunction(name)) {
     diags.error(call.loc, "'" + name + "(...)' is only allowed as a mask: "
                           "mask = " + name + "(size)",

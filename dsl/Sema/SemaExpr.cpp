@@ -280,6 +280,13 @@ SemaInfo *ModelChecker::checkExpr(Expr &expr, bool scoreContext) {
                   {expr.range});
       return nullptr;
     }
+    if (symbol->type.dtype == "i32" && !readingTokenIds) {
+      diags.error(expr.loc, "'" + expr.name + "' holds token ids (i32); "
+                            "they can only be read by embedding(" +
+                            expr.name + ", table)",
+                  {expr.range});
+      return nullptr;
+    }
     info.kind = ValueKind::Tensor;
     info.type = symbol->type;
     return annotate(expr, info);

@@ -41,8 +41,10 @@ private:
   // Sema.cpp: declarations, bindings, symbols.
   bool define(const Ident &id, Symbol symbol);
   const Symbol *lookup(const Expr &nameExpr);
+  /// A declared type; i32 (token ids) only when `allowTokenIds`.
   std::optional<TensorType> checkType(const TypeSpec &spec, bool allowRuntime,
-                                      llvm::StringRef what);
+                                      llvm::StringRef what,
+                                      bool allowTokenIds = false);
   void checkDim(const DimDecl &dim);
   void checkTensorDecl(const TensorDecl &decl);
   void checkBinding(Binding &bind);
@@ -63,6 +65,8 @@ private:
   // SemaCalls.cpp: calls.
   SemaInfo *checkCall(Expr &call, bool scoreContext);
   SemaInfo *checkTemplateCall(Expr &call, int64_t repeat, Expr *repeatExpr);
+  /// embedding(ids, table): ids an i32 input [...], table f32 [V, d].
+  SemaInfo *checkEmbedding(Expr &call);
   /// The rules of gau's and flash's options (rope, rope_dims, the T5
   /// bias's buckets, norm_clamp, lin_scale); false after a diagnostic.
   bool checkGatedOptions(const Expr &call, const Config &config);
@@ -90,6 +94,9 @@ private:
   std::map<std::string, Symbol> symbols;
   std::vector<bool> outputAssigned;
   std::set<std::string> boundRuntimeDims;
+  /// True while checking embedding's ids: the only place an i32 tensor (an
+  /// input of token ids) may be read.
+  bool readingTokenIds = false;
   std::map<std::string, llvm::SMLoc> layerNames;
   std::map<std::string, int> templateCounters;
   bool scoreMaskCausal = false; ///< Mask of the attention being checked.

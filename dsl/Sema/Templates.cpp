@@ -184,7 +184,8 @@ const std::vector<std::string> &knownCallables() {
     for (const char *name :
          {"silu", "gelu", "relu", "sigmoid", "exp", "tanh", "sqrt", "split",
           "transpose", "layer_norm", "scale_norm", "rms_norm", "scale_offset",
-          "rope", "attention", "rel_pos_bias", "t5_bias", "window", "band",
+          "rope", "embedding", "attention", "rel_pos_bias", "t5_bias",
+          "window", "band",
           "chunk", "causal_chunk"})
       all.push_back(name);
     return all;

@@ -37,7 +37,7 @@ __all__ = ["load", "compile", "emit", "Model", "TensorSpec", "Error",
 TensorSpec = collections.namedtuple("TensorSpec", "name shape dtype")
 TensorSpec.__doc__ = """A model's input, output or weight: its name, its
 shape (an int per static dim, the runtime dim's name, e.g. 'n', otherwise)
-and its dtype ('float32')."""
+and its dtype ('float32', or 'int32' for token ids)."""
 
 
 def _is_torch(value):

@@ -1046,3 +1046,19 @@ func.func @token_shift_dims_within_width(%x: tensor<?x64xf32>) {
   %0 = attn.token_shift %x dims = 65 : tensor<?x64xf32>
   return
 }
+
+// -----
+
+func.func @embedding_table_static(%ids: tensor<?xi32>, %tok: tensor<?x64xf32>) {
+  // expected-error @+1 {{'attn.embedding' op table must have rank 2 and a static shape but is 'tensor<?x64xf32>'}}
+  %0 = attn.embedding %ids, %tok : tensor<?xi32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_result_shape(%ids: tensor<?xi32>, %tok: tensor<50x64xf32>) {
+  // expected-error @+1 {{'attn.embedding' op result must be ids's shape followed by the table's width, with its element type, but is 'tensor<?x32xf32>'}}
+  %0 = attn.embedding %ids, %tok : tensor<?xi32>, tensor<50x64xf32> -> tensor<?x32xf32>
+  return
+}

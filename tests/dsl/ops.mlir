@@ -246,3 +246,15 @@ func.func @kernel(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32
   }
   return %y : tensor<?x64xf32>
 }
+
+// -----
+
+// Token ids: embedding, token_shift.
+// CHECK-LABEL: func.func @tokens
+func.func @tokens(%ids: tensor<?x?xi32>, %tok: tensor<50x64xf32>) -> tensor<?x?x64xf32> {
+  // CHECK: attn.embedding %{{.*}}, %{{.*}} : tensor<?x?xi32>, tensor<50x64xf32> -> tensor<?x?x64xf32>
+  %0 = attn.embedding %ids, %tok : tensor<?x?xi32>, tensor<50x64xf32> -> tensor<?x?x64xf32>
+  // CHECK: attn.token_shift %{{.*}} dims = 32 : tensor<?x?x64xf32>
+  %1 = attn.token_shift %0 dims = 32 : tensor<?x?x64xf32>
+  return %1 : tensor<?x?x64xf32>
+}

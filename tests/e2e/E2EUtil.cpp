@@ -104,7 +104,7 @@ codegen::TensorMap randomInputs(const codegen::JitModel &model,
   codegen::TensorMap inputs;
   for (size_t i = 0; i < shapes.size(); ++i)
     inputs[pipeline.inputs()[i].name] =
-        codegen::randomTensor(shapes[i], seed, pipeline.inputs()[i].name);
+        codegen::randomInput(pipeline.inputs()[i], shapes[i], seed);
   return inputs;
 }
 
@@ -122,7 +122,8 @@ std::map<std::string, ref::Tensor> runReference(CompiledModel &model,
   std::vector<ref::Tensor> in;
   for (const codegen::TensorInfo &info : model.jit->pipeline().inputs()) {
     const codegen::HostTensor &t = inputs.at(info.name);
-    in.push_back(ref::Tensor::fromFloat(t.shape, t.data));
+    in.push_back(t.dtype == "i32" ? ref::Tensor::fromInt32Bits(t.shape, t.data)
+                                  : ref::Tensor::fromFloat(t.shape, t.data));
   }
   ref::WeightMap w;
   for (const auto &[name, t] : weights)

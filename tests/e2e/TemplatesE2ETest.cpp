@@ -158,6 +158,40 @@ INSTANTIATE_TEST_SUITE_P(
                        kVariants),
     caseName);
 
+//===--- token ids --------------------------------------------------------===//
+
+/// A language model from token ids to logits: embedding, a stack of two
+/// FLASH layers (a program of layer kernels), the output head.
+const char *kTokenModel = R"(model lm {
+  dim d = 64
+  dim vocab = 50
+  dim n : seq
+  dim b : batch
+  input ids : i32[b, n]
+  param tok : f32[vocab, d]
+  param head_norm_weight : f32[d]
+  param head_norm_bias : f32[d]
+  param head : f32[d, vocab]
+  x = embedding(ids, tok)
+  h = repeat 2 flash(x, e = 128, s = 32, chunk = 16, causal = true) as layers
+  output logits = layer_norm(h, head_norm_weight, head_norm_bias) @ head
+}
+)";
+
+class TokenModelTest : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(TokenModelTest, TokenIdsToLogitsMatchTheFp64Reference) {
+  auto model =
+      compileAttn(kTokenModel, kindOf(GetParam()), targetOf(GetParam()));
+  expectMatchesReference(*model, kShapes, 12, 6, 1e-4, "lm");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Tokens, TokenModelTest, kVariants,
+    [](const ::testing::TestParamInfo<Variant> &info) {
+      return std::string(variantName(info.param));
+    });
+
 //===--- score forms --------------------------------------------------------===//
 
 /// A one-head attention model over x : f32[b, n, 32] whose score may use

@@ -187,8 +187,8 @@ VariantResult checkInProcess(const std::string &source,
     }
     codegen::TensorMap inputs, outputs;
     for (size_t i = 0; i < shapes.size(); ++i)
-      inputs[jit.pipeline().inputs()[i].name] = codegen::randomTensor(
-          shapes[i], options.inputSeed, jit.pipeline().inputs()[i].name);
+      inputs[jit.pipeline().inputs()[i].name] = codegen::randomInput(
+          jit.pipeline().inputs()[i], shapes[i], options.inputSeed);
     try {
       runtime::Result ran = jit.run(inputs, weights, outputs);
       if (!ran.ok()) {

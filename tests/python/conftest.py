@@ -52,8 +52,8 @@ def run_cli(*args):
     return done.stdout
 
 
-def reference(path, weights_file, inputs, tmp_path, model=None):
-    """The fp64 reference's outputs (rounded to float32) of the model at
+def reference(path, weights_file, inputs, tmp_path, model=None, output="y"):
+    """The fp64 reference's `output` (rounded to float32) of the model at
     `path` on `inputs` (name -> array) with the weights in `weights_file`."""
     args = [tool("ATTNC_REFERENCE"), str(path), "--weights", str(weights_file)]
     if model:
@@ -61,7 +61,7 @@ def reference(path, weights_file, inputs, tmp_path, model=None):
     for name, array in inputs.items():
         np.save(tmp_path / f"in_{name}.npy", array)
         args += ["--input", f"{name}={tmp_path / f'in_{name}.npy'}"]
-    args += ["--output", f"y={tmp_path / 'ref_y.npy'}"]
+    args += ["--output", f"{output}={tmp_path / 'ref_y.npy'}"]
     run_cli(*args)
     return np.load(tmp_path / "ref_y.npy")
 

@@ -1,5 +1,7 @@
 """The module's numerics: against the fp64 reference, and bit for bit
 against `attnc run` on the same weights, inputs and threads."""
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -88,3 +90,26 @@ def test_streamed_flash_equals_the_whole_sequence_run():
                           threads=THREADS, stream_rows=256)
     x = np.random.default_rng(8).standard_normal((2, 700, 512), np.float32)
     assert relative_error(streamed(x), whole(x)) <= 1e-6
+
+
+def test_token_ids_match_the_fp64_reference_and_are_checked(tmp_path):
+    # Token ids in, logits out: embedding, a causal FLASH layer, a head.
+    path = pathlib.Path(__file__).parents[1] / "e2e/Inputs/token-lm.attn"
+    m = attnc.load(path, random_weights=1, threads=THREADS)
+    write_safetensors(tmp_path / "w.safetensors", random_weights(m, seed=3))
+    m = attnc.load(path, weights=tmp_path / "w.safetensors", threads=THREADS)
+    assert m.inputs["ids"].dtype == "int32"
+    ids = np.random.default_rng(5).integers(0, 50, (2, 37)).astype(np.int32)
+    y = m(ids)
+    assert y.shape == (2, 37, 50) and y.dtype == np.float32
+    want = reference(path, tmp_path / "w.safetensors", {"ids": ids}, tmp_path,
+                     output="logits")
+    assert relative_error(y, want) < 1e-4
+    with pytest.raises(attnc.InputError, match=r"token ids, int32"):
+        m(ids.astype(np.int64))
+    bad = ids.copy()
+    bad[1, 7] = 50
+    with pytest.raises(attnc.InputError,
+                       match=r"token id 50 at \[1, 7\] of input 'ids' is out "
+                             r"of range: the embedding table has 50 rows"):
+        m(bad)

@@ -222,6 +222,7 @@ std::vector<Tensor> evalTensorOp(Operation *op, const TensorEnv &tensors,
     return split(in(0), std::vector<int64_t>(splitOp.getSizes().begin(),
                                              splitOp.getSizes().end()));
   if (llvm::isa<attn::TransposeOp>(op)) return {transpose(in(0))};
+  if (llvm::isa<attn::EmbeddingOp>(op)) return {embedding(in(0), in(1))};
   if (auto rowOp = llvm::dyn_cast<attn::RowOp>(op))
     return {row(in(0), rowOp.getIndex())};
 

@@ -291,4 +291,22 @@ Tensor row(const Tensor &p, int64_t index) {
   return result;
 }
 
+Tensor embedding(const Tensor &ids, const Tensor &table) {
+  if (table.rank() != 2)
+    fail("embedding needs a rank-2 table");
+  const int64_t rows = table.dim(0), d = table.dim(1);
+  std::vector<int64_t> shape = ids.shape;
+  shape.push_back(d);
+  Tensor result(shape);
+  for (int64_t t = 0; t < ids.numel(); ++t) {
+    const double id = ids[t];
+    if (id < 0 || id >= static_cast<double>(rows) || id != std::floor(id))
+      fail("token id " + std::to_string(id) + " out of range for a table of " +
+           std::to_string(rows) + " rows");
+    for (int64_t c = 0; c < d; ++c)
+      result[t * d + c] = table[static_cast<int64_t>(id) * d + c];
+  }
+  return result;
+}
+
 } // namespace attnc::ref

@@ -121,6 +121,9 @@ std::vector<Tensor> split(const Tensor &x, const std::vector<int64_t> &sizes);
 Tensor transpose(const Tensor &x);
 /// attn.row: row `index` of a rank-2 tensor.
 Tensor row(const Tensor &p, int64_t index);
+/// attn.embedding: table [V, d] rows at ids [...] -> [..., d]; throws
+/// std::runtime_error for an id outside 0..V-1.
+Tensor embedding(const Tensor &ids, const Tensor &table);
 
 //===----------------------------------------------------------------------===//
 // Norms, scale-offset, RoPE (NormPrimitives.cpp)

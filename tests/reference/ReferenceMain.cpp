@@ -88,7 +88,9 @@ int main(int argc, char **argv) {
     runtime::Result read = runtime::readNpy(it->second, t);
     if (!read.ok())
       return fail(read.message);
-    inputs.push_back(ref::Tensor::fromFloat(t.shape, t.data));
+    inputs.push_back(t.dtype == "i32"
+                         ? ref::Tensor::fromInt32Bits(t.shape, t.data)
+                         : ref::Tensor::fromFloat(t.shape, t.data));
   }
   std::vector<ref::Tensor> outputs;
   try {

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,19 @@ struct Tensor {
                           const std::vector<float> &values) {
     return Tensor(std::move(shape),
                   std::vector<double>(values.begin(), values.end()));
+  }
+
+  /// Token ids held as int32 bits in floats (runtime::HostTensor with
+  /// dtype "i32"), as exact doubles.
+  static Tensor fromInt32Bits(std::vector<int64_t> shape,
+                              const std::vector<float> &bits) {
+    std::vector<double> values(bits.size());
+    for (size_t i = 0; i < bits.size(); ++i) {
+      int32_t id;
+      std::memcpy(&id, &bits[i], sizeof id);
+      values[i] = id;
+    }
+    return Tensor(std::move(shape), std::move(values));
   }
 
   /// A tensor of the given shape copied from `numelOf(shape)` floats.

@@ -235,6 +235,45 @@ TEST(SemaCallsTest, RopeInTemplateNeedsEvenS) {
               "s = 63 must be even when rope = true");
 }
 
+//===--- token ids --------------------------------------------------------===//
+
+TEST(SemaCallsTest, EmbeddingGathersTableRowsAtTokenIds) {
+  FrontendRun run(withInput({"  input ids : i32[n]",
+                             "  param tok : f32[50, d]",
+                             "  output y = embedding(ids, tok)"}));
+  ASSERT_TRUE(run.check()) << run.output();
+  EXPECT_EQ(run.semaOf("y")->type.str(), "f32[n, 64]");
+}
+
+TEST(SemaCallsTest, TokenIdsAreForInputsOnly) {
+  expectError(withInput({"  param p : i32[4]"}), 5, 13,
+              "i32 is the type of token ids, allowed for inputs only, but "
+              "param 'p' is not an input");
+}
+
+TEST(SemaCallsTest, TokenIdsAreReadOnlyByEmbedding) {
+  expectError(withInput({"  input ids : i32[n]", "  output y = ids * 2"}), 6,
+              14,
+              "'ids' holds token ids (i32); they can only be read by "
+              "embedding(ids, table)");
+}
+
+TEST(SemaCallsTest, EmbeddingNeedsTokenIds) {
+  expectError(withInput({"  param tok : f32[50, d]",
+                         "  output y = embedding(x, tok)"}),
+              6, 24,
+              "the first argument of embedding must be token ids (an i32 "
+              "input), but 'x' is f32[n, 64]");
+}
+
+TEST(SemaCallsTest, EmbeddingTableHasConstantSizes) {
+  expectError(withInput({"  input ids : i32[n]",
+                         "  output y = embedding(ids, x)"}),
+              6, 29,
+              "the table of embedding must be f32[vocab, d] with constant "
+              "sizes, but 'x' is f32[n, 64]");
+}
+
 TEST(SemaCallsTest, RopeDimsMayLeaveAnOddSUnrotated) {
   FrontendRun run(withInput({"  output y = gau(x, s = 63, rope_dims = 32)"}));
   EXPECT_TRUE(run.check()) << run.output();

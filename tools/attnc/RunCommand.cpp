@@ -126,8 +126,8 @@ Result loadInputs(const RunOptions &options,
   for (size_t i = 0; i < shapes.size(); ++i) {
     const std::string &name = model.inputs()[i].name;
     if (!inputs.count(name))
-      inputs[name] = codegen::randomTensor(shapes[i],
-                                           uint64_t(options.randomInputs), name);
+      inputs[name] = codegen::randomInput(model.inputs()[i], shapes[i],
+                                          uint64_t(options.randomInputs));
   }
   return Result::success();
 }
