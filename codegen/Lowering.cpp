@@ -499,7 +499,8 @@ mlir::LogicalResult Lowering::lowerFamily(mlir::Operation *op) {
       .Case<attn::SplitOp, attn::TransposeOp, attn::RowOp,
             attn::EmbeddingOp>(family(lowerShapeOps))
       .Case<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp,
-            attn::RopeOp, attn::TokenShiftOp>(family(lowerNorms))
+            attn::RopeOp, attn::SinusoidalOp, attn::TokenShiftOp>(
+          family(lowerNorms))
       .Case<attn::MatmulOp, attn::DenseOp>(family(lowerMatmul))
       .Case<attn::AttentionOp>(family(lowerAttention))
       .Case<attn::LinearAttnOp, attn::ChunkedLinearOp>(

@@ -217,6 +217,30 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
     lowering.set(rope, t);
     return mlir::success();
   }
+  if (auto sinusoidal = mlir::dyn_cast<attn::SinusoidalOp>(op)) {
+    const HTensor &in = lowering.get(sinusoidal.getX());
+    int width = static_cast<int>(
+        mlir::cast<mlir::RankedTensorType>(sinusoidal.getType())
+            .getShape()
+            .back());
+    int half = width / 2;
+    // RoPE's tables: p * base^(-i / half) = p * base^(-2i / d).
+    auto [cosTable, sinTable] =
+        lowering.ropeTables(sinusoidal.getBase(), half);
+    HTensor t;
+    t.func = Func("sinusoidal");
+    t.extents = in.extents;
+    std::vector<Var> vars = makeVars(t.rank(), "q");
+    Expr c = vars.back(), pos = vars[vars.size() - 2];
+    if (lowering.streaming())
+      pos += lowering.rowOffset();
+    define(t.func, vars,
+           select(c < half, sinTable(clamp(c, 0, half - 1), pos),
+                  cosTable(clamp(c - half, 0, half - 1), pos)));
+    lowering.scheduleElementwise(t, vars);
+    lowering.set(sinusoidal, t);
+    return mlir::success();
+  }
   if (auto shift = mlir::dyn_cast<attn::TokenShiftOp>(op)) {
     const HTensor &in = lowering.get(shift.getX());
     HTensor t;

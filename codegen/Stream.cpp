@@ -32,7 +32,7 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
                 attn::TanhOp, attn::SqrtOp, attn::ScaleOffsetOp, attn::SplitOp,
                 attn::RowOp, attn::LayerNormOp, attn::RmsNormOp,
                 attn::ScaleNormOp, attn::RopeOp, attn::TokenShiftOp,
-                attn::EmbeddingOp, attn::DenseOp,
+                attn::EmbeddingOp, attn::SinusoidalOp, attn::DenseOp,
                 attn::WeightOp, attn::UnchunkOp, attn::ChunkStateOp,
                 attn::StateApplyOp, attn::KernelOp, attn::KernelYieldOp,
                 mlir::arith::ConstantOp, mlir::func::ReturnOp>(op))

@@ -151,6 +151,36 @@ def Attn_RopeOp : Attn_Op<"rope",
   let hasVerifier = 1;
 }
 
+def Attn_SinusoidalOp : Attn_Op<"sinusoidal",
+    [Pure, SameOperandsAndResultType, Attn_RowwiseStageTrait]> {
+  let summary = "sinusoidal absolute positions of a sequence";
+  let description = [{
+    For x : [..., n, d] (only its shape is read), position p = 0..n-1 on
+    axis -2, h = d / 2 and `theta[p, i] = p * base^(-2i / d)`:
+
+    ```
+    result[..., p, i]     = sin(theta[p, i])    for i < h
+    result[..., p, h + i] = cos(theta[p, i])
+    ```
+
+    The absolute position embedding of FLASH-pytorch's FLASHTransformer
+    (`ScaledSinuEmbedding`, before its scale). The angles are reduced in
+    double precision, as RoPE's are.
+
+    Rules: x has rank >= 2; d is static and even; base > 0.
+
+    Example:
+
+    ```mlir
+    %p = attn.sinusoidal %x base = 1.0e+04 : tensor<?x?x512xf32>
+    ```
+  }];
+  let arguments = (ins Attn_Tensor:$x, Attn_F64Attr:$base);
+  let results = (outs Attn_Tensor:$result);
+  let assemblyFormat = "$x `base` `=` $base attr-dict `:` type($x)";
+  let hasVerifier = 1;
+}
+
 def Attn_TokenShiftOp : Attn_Op<"token_shift",
     [Pure, SameOperandsAndResultType, Attn_RowwiseStageTrait]> {
   let summary = "token shift: the first features of a row from the row before";

@@ -248,6 +248,16 @@ LogicalResult EmbeddingOp::verify() {
   return success();
 }
 
+LogicalResult SinusoidalOp::verify() {
+  RankedTensorType x = getX().getType();
+  if (failed(verifyMinRank(*this, "x", x, 2)))
+    return failure();
+  int64_t d = x.getShape().back();
+  if (ShapedType::isDynamic(d) || d % 2 != 0)
+    return emitOpError() << "needs a static, even feature dim but x is " << x;
+  return verifyPositive(*this, "base", getBase());
+}
+
 LogicalResult TokenShiftOp::verify() {
   RankedTensorType x = getX().getType();
   if (failed(verifyMinRank(*this, "x", x, 2)) ||

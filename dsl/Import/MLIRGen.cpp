@@ -293,6 +293,9 @@ Value Importer::genCall(const Expr &call) {
         boolean(info.config.at("clamp").boolean));
   if (name == "embedding")
     return builder.create<attn::EmbeddingOp>(where, type, args[0], args[1]);
+  if (name == "sinusoidal")
+    return builder.create<attn::SinusoidalOp>(
+        where, type, args[0], f64(info.config.at("base").number));
   if (name == "scale_offset")
     return builder.create<attn::ScaleOffsetOp>(where, type, args[0], args[1],
                                                args[2]);

@@ -480,6 +480,29 @@ SemaInfo *ModelChecker::checkRope(Expr &call) {
   return annotate(call, info);
 }
 
+SemaInfo *ModelChecker::checkSinusoidal(Expr &call) {
+  if (!expectArgs(call, 1, 1, "one positional argument (x)"))
+    return nullptr;
+  SemaInfo *x = tensorArg(call, 0);
+  if (!x)
+    return nullptr;
+  const TensorType &t = x->type;
+  if (t.rank() < 2 || !t.shape.back().isStatic() ||
+      t.shape.back().size % 2 != 0) {
+    diags.error(call.operands[0]->loc,
+                "sinusoidal needs a tensor [..., n, d] with a constant, even "
+                "d, but its input is " + t.str(),
+                {call.operands[0]->range});
+    return nullptr;
+  }
+  SemaInfo info;
+  info.type = t;
+  if (!resolveKeywords(call, primitiveKeywords("sinusoidal"), 0,
+                       info.config))
+    return nullptr;
+  return annotate(call, info);
+}
+
 SemaInfo *ModelChecker::checkScoreBias(Expr &call) {
   bool t5 = call.name == "t5_bias";
   if (!expectArgs(call, 1, 1, t5 ? "one positional argument (the bucket "
@@ -764,6 +787,8 @@ SemaInfo *ModelChecker::checkCall(Expr &call, bool scoreContext) {
     return checkLinearAttention(call);
   if (name == "embedding")
     return checkEmbedding(call);
+  if (name == "sinusoidal")
+    return checkSinusoidal(call);
   if (isMaskFunction(name)) {
     diags.error(call.loc, "'" + name + "(...)' is only allowed as a mask: "
                           "mask = " + name + "(size)",

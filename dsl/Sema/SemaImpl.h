@@ -67,6 +67,8 @@ private:
   SemaInfo *checkTemplateCall(Expr &call, int64_t repeat, Expr *repeatExpr);
   /// embedding(ids, table): ids an i32 input [...], table f32 [V, d].
   SemaInfo *checkEmbedding(Expr &call);
+  /// sinusoidal(x): x [..., n, d] with a constant, even d.
+  SemaInfo *checkSinusoidal(Expr &call);
   /// The rules of gau's and flash's options (rope, rope_dims, the T5
   /// bias's buckets, norm_clamp, lin_scale); false after a diagnostic.
   bool checkGatedOptions(const Expr &call, const Config &config);

@@ -151,6 +151,7 @@ const std::vector<KeywordSpec> &primitiveKeywords(llvm::StringRef name) {
       {"rope",
        {choice("mode", {"half", "interleaved"}, "half"), optionalSize("dims"),
         positiveNumber("base", 10000.0)}},
+      {"sinusoidal", {positiveNumber("base", 10000.0)}},
       {"layer_norm", {positiveNumber("eps", 1e-5)}},
       {"rms_norm", {positiveNumber("eps", 1e-5)}},
       {"scale_norm", {positiveNumber("eps", 1e-5), boolean("clamp", false)}},
@@ -184,9 +185,8 @@ const std::vector<std::string> &knownCallables() {
     for (const char *name :
          {"silu", "gelu", "relu", "sigmoid", "exp", "tanh", "sqrt", "split",
           "transpose", "layer_norm", "scale_norm", "rms_norm", "scale_offset",
-          "rope", "embedding", "attention", "rel_pos_bias", "t5_bias",
-          "window", "band",
-          "chunk", "causal_chunk"})
+          "rope", "embedding", "sinusoidal", "attention", "rel_pos_bias",
+          "t5_bias", "window", "band", "chunk", "causal_chunk"})
       all.push_back(name);
     return all;
   }();

@@ -256,5 +256,7 @@ func.func @tokens(%ids: tensor<?x?xi32>, %tok: tensor<50x64xf32>) -> tensor<?x?x
   %0 = attn.embedding %ids, %tok : tensor<?x?xi32>, tensor<50x64xf32> -> tensor<?x?x64xf32>
   // CHECK: attn.token_shift %{{.*}} dims = 32 : tensor<?x?x64xf32>
   %1 = attn.token_shift %0 dims = 32 : tensor<?x?x64xf32>
-  return %1 : tensor<?x?x64xf32>
+  // CHECK: attn.sinusoidal %{{.*}} base = 1.000000e+04 : tensor<?x?x64xf32>
+  %2 = attn.sinusoidal %1 base = 1.0e+04 : tensor<?x?x64xf32>
+  return %2 : tensor<?x?x64xf32>
 }

@@ -160,8 +160,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 //===--- token ids --------------------------------------------------------===//
 
-/// A language model from token ids to logits: embedding, a stack of two
-/// FLASH layers (a program of layer kernels), the output head.
+/// A language model from token ids to logits: embedding and scaled
+/// sinusoidal positions, a stack of two FLASH layers (a program of layer
+/// kernels), the output head.
 const char *kTokenModel = R"(model lm {
   dim d = 64
   dim vocab = 50
@@ -169,10 +170,12 @@ const char *kTokenModel = R"(model lm {
   dim b : batch
   input ids : i32[b, n]
   param tok : f32[vocab, d]
+  param pos_scale : f32[1]
   param head_norm_weight : f32[d]
   param head_norm_bias : f32[d]
   param head : f32[d, vocab]
-  x = embedding(ids, tok)
+  e = embedding(ids, tok)
+  x = e + sinusoidal(e) * pos_scale
   h = repeat 2 flash(x, e = 128, s = 32, chunk = 16, causal = true) as layers
   output logits = layer_norm(h, head_norm_weight, head_norm_bias) @ head
 }

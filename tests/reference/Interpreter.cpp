@@ -236,6 +236,8 @@ std::vector<Tensor> evalTensorOp(Operation *op, const TensorEnv &tensors,
     return {rmsNorm(in(0), optional(rms.getWeight()), rms.getEps())};
   if (llvm::isa<attn::ScaleOffsetOp>(op))
     return {scaleOffset(in(0), in(1), in(2))};
+  if (auto sinusoidalOp = llvm::dyn_cast<attn::SinusoidalOp>(op))
+    return {sinusoidal(in(0), sinusoidalOp.getBase())};
   if (auto ropeOp = llvm::dyn_cast<attn::RopeOp>(op))
     return {rope(in(0),
                  ropeOp.getMode() == attn::RopeMode::half ? RopeMode::Half

@@ -112,6 +112,24 @@ Tensor scaleOffset(const Tensor &x, const Tensor &gamma, const Tensor &beta) {
   return result;
 }
 
+Tensor sinusoidal(const Tensor &x, double base) {
+  if (x.rank() < 2 || x.dim(-1) % 2 != 0)
+    fail("sinusoidal needs rank >= 2 and an even feature width");
+  const int64_t n = x.dim(-2), d = x.dim(-1), h = d / 2;
+  const int64_t rows = x.numel() / (n * d);
+  Tensor result(x.shape);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t p = 0; p < n; ++p)
+      for (int64_t i = 0; i < h; ++i) {
+        const double theta =
+            static_cast<double>(p) *
+            std::pow(base, -2.0 * static_cast<double>(i) / double(d));
+        result[(r * n + p) * d + i] = std::sin(theta);
+        result[(r * n + p) * d + h + i] = std::cos(theta);
+      }
+  return result;
+}
+
 Tensor rope(const Tensor &x, RopeMode mode, int64_t rotaryDims, double base) {
   if (x.rank() < 2)
     fail("rope needs rank >= 2");

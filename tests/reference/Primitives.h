@@ -141,6 +141,9 @@ Tensor scaleNorm(const Tensor &x, const Tensor &alpha, double eps,
 Tensor rmsNorm(const Tensor &x, const Tensor *weight, double eps);
 /// attn.scale_offset: x * gamma + beta per feature.
 Tensor scaleOffset(const Tensor &x, const Tensor &gamma, const Tensor &beta);
+/// attn.sinusoidal: for x [..., n, d], sin(p * base^(-2i/d)) in feature i
+/// < d/2 and cos of the same angle in feature d/2 + i, at position p.
+Tensor sinusoidal(const Tensor &x, double base);
 /// attn.rope on x [..., n, f], positions 0..n-1 on axis -2,
 /// theta[p, i] = p * base^(-2i / r), i < r / 2, r = rotaryDims; the pair
 /// (a, b) = (i, i + r/2) (half) or (2i, 2i + 1) (interleaved) becomes

@@ -245,6 +245,14 @@ TEST(SemaCallsTest, EmbeddingGathersTableRowsAtTokenIds) {
   EXPECT_EQ(run.semaOf("y")->type.str(), "f32[n, 64]");
 }
 
+TEST(SemaCallsTest, SinusoidalNeedsAnEvenConstantWidth) {
+  expectError(withInput({"  input z : f32[n, 7]",
+                         "  output y = sinusoidal(z)"}),
+              6, 25,
+              "sinusoidal needs a tensor [..., n, d] with a constant, even "
+              "d, but its input is f32[n, 7]");
+}
+
 TEST(SemaCallsTest, TokenIdsAreForInputsOnly) {
   expectError(withInput({"  param p : i32[4]"}), 5, 13,
               "i32 is the type of token ids, allowed for inputs only, but "

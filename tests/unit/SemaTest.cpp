@@ -305,7 +305,9 @@ TEST(SemaTest, UnknownElementTypeListsTheSupportedOnes) {
                   "  output y = x",
                   "}",
               }),
-              3, 13, "unknown element type 'f64'; expected f32, f16 or bf16");
+              3, 13,
+              "unknown element type 'f64'; expected f32, f16, bf16 or i32 "
+              "(token ids)");
 }
 
 TEST(SemaTest, ErroneousDeclarationDoesNotCascade) {

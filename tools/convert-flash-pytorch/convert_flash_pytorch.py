@@ -21,11 +21,9 @@ sizes (d, e, s), the norm (LayerNorm or ScaleNorm), the T5 table and the
 rotary width are read from it; `causal`, `group_size` and `shift_tokens`
 must be given as options, as they were given to FLASH-pytorch. What attnc
 cannot express yet is refused with a message, never converted wrongly:
-the token embedding and the scaled sinusoidal positions of a
-`FLASHTransformer` (token ids are not in the language yet: its layers and
-output head convert into a model from x = token_emb(ids) + abs_pos_emb to
-logits), and rotary embeddings other than `RotaryEmbedding(dim)` with
-theta 10000.
+rotary embeddings other than `RotaryEmbedding(dim)` with theta 10000, and
+absolute positions other than ScaledSinuEmbedding's default frequencies.
+A `FLASHTransformer` converts whole: token ids in, logits out.
 Two constructor arguments leave no trace in a state_dict and are not
 supported: `laplace_attn_fn = True` and `reduce_group_non_causal_attn =
 False`; a layer built with either converts to the default mathematics.
@@ -214,9 +212,9 @@ def convert_layer(weights, args):
 
 
 def convert_transformer(weights, args):
-    """(model text, weights) for a FLASHTransformer's layers and output
-    head: embedded tokens x -> logits. The token embedding and the scaled
-    sinusoidal positions stay outside (not in the language yet)."""
+    """(model text, weights) for a FLASHTransformer: token ids -> logits
+    (token embedding, scaled sinusoidal positions, the layers, the output
+    head)."""
     depth = 0
     while any(name.startswith(f"layers.{depth}.") for name in weights):
         depth += 1
@@ -234,24 +232,33 @@ def convert_transformer(weights, args):
         raise ConversionError("the layers of this FLASHTransformer differ "
                               "in configuration; attnc's repeat needs one")
     vocab = take(weights, "to_logits.1.weight").shape[0]
+    out["token_emb"] = take(weights, "token_emb.weight", (vocab, d))
+    out["abs_pos_scale"] = take(weights, "abs_pos_emb.scale", (1,))
+    inv_freq = take(weights, "abs_pos_emb.inv_freq", (d // 2,))
+    expected = 1.0 / 10000.0 ** (np.arange(0, d, 2) / d)
+    if d % 2 or not np.allclose(inv_freq, expected, rtol=1e-5):
+        raise ConversionError("abs_pos_emb.inv_freq is not "
+                              "ScaledSinuEmbedding's 10000^(-2i/dim)")
     out["to_logits_norm_weight"] = take(weights, "to_logits.0.weight", (d,))
     out["to_logits_norm_bias"] = take(weights, "to_logits.0.bias", (d,))
     out["to_logits_weight"] = take(weights, "to_logits.1.weight",
                                    (vocab, d)).T
     out["to_logits_bias"] = take(weights, "to_logits.1.bias", (vocab,))
-    text = (header(args, f"FLASHTransformer ({depth} layers and the output "
-                         "head; x is token_emb(ids) + abs_pos_emb, which "
-                         "attnc does not compute yet)")
+    text = (header(args, f"FLASHTransformer ({depth} layers)")
             + f"model {args.model_name} {{\n"
             f"  dim d = {d}\n"
             f"  dim vocab = {vocab}\n"
             "  dim n : seq\n"
             "  dim b : batch\n"
-            "  input x : f32[b, n, d]\n"
+            "  input ids : i32[b, n]\n"
+            "  param token_emb : f32[vocab, d]\n"
+            "  param abs_pos_scale : f32[1]\n"
             "  param to_logits_norm_weight : f32[d]\n"
             "  param to_logits_norm_bias : f32[d]\n"
             "  param to_logits_weight : f32[d, vocab]\n"
             "  param to_logits_bias : f32[vocab]\n"
+            "  e = embedding(ids, token_emb)\n"
+            "  x = e + sinusoidal(e) * abs_pos_scale\n"
             f"  h = repeat {depth} {calls.pop()} as layers\n"
             "  output logits = layer_norm(h, to_logits_norm_weight, "
             "to_logits_norm_bias) @ to_logits_weight + to_logits_bias\n"
