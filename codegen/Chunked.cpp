@@ -125,9 +125,8 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
       std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
       nextVars.push_back(a);
       nextVars.push_back(e);
-      Func next = carry->next; // a handle to the carry's Func
-      define(next, nextVars, t.func(lastRev) + states.at(last));
-      Lowering::setBounds(next.output_buffer(), carry->extents);
+      Lowering::defineCarryNext(*carry, nextVars,
+                                t.func(lastRev) + states.at(last));
     }
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.

@@ -686,11 +686,20 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
   return mlir::success();
 }
 
-void Lowering::setBounds(OutputImageParam buffer,
-                         const std::vector<Expr> &extents) {
+/// Constrains `buffer` to mins 0 and `extents` (MLIR order).
+static void setBounds(OutputImageParam buffer,
+                      const std::vector<Expr> &extents) {
   int rank = int(extents.size());
   for (int d = 0; d < rank; ++d)
     buffer.dim(d).set_bounds(0, extents[rank - 1 - d]);
+}
+
+void Lowering::defineCarryNext(const StreamCarry &carry,
+                               const std::vector<Var> &vars,
+                               const Expr &value) {
+  Func next = carry.next; // a handle to the carry's Func
+  define(next, vars, value);
+  setBounds(next.output_buffer(), carry.extents);
 }
 
 const Lowering::StreamCarry &

@@ -124,14 +124,15 @@ public:
   };
   Halide::ImageParam streamOffset;
   std::vector<StreamCarry> streamCarries;
-  /// Declares a carry of `extents` (its input, and its `next` for the
-  /// caller to define and bound with setBounds). Both are bounded exactly:
-  /// unbounded, bounds inference sized what `next` reads by the square of
-  /// the block (a chunk_scan's projections).
+  /// Declares a carry of `extents`: its input, bounded exactly, and its
+  /// `next`, which the caller defines with defineCarryNext.
   const StreamCarry &addStreamCarry(const std::vector<Halide::Expr> &extents);
-  /// Constrains `buffer` to mins 0 and `extents` (MLIR order).
-  static void setBounds(Halide::OutputImageParam buffer,
-                        const std::vector<Halide::Expr> &extents);
+  /// Defines `carry.next(vars) = value` and bounds it exactly to the
+  /// carry's extents: unbounded, bounds inference sized what `next` reads
+  /// by the square of the block (a chunk_scan's projections).
+  static void defineCarryNext(const StreamCarry &carry,
+                              const std::vector<Halide::Var> &vars,
+                              const Halide::Expr &value);
   bool streaming() const { return options.streamRows > 0; }
   /// The position of row 0 of the rows a stage sees: streamOffset's value
   /// when streaming, else 0.

@@ -265,9 +265,7 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
       before = HTensor{carry.in, carry.extents}.at(first);
       Index last = index;
       last[last.size() - 2] = in.extents[in.rank() - 2] - 1;
-      Func next = carry.next; // a handle to the carry's Func
-      define(next, vars, in.at(last));
-      Lowering::setBounds(next.output_buffer(), carry.extents);
+      Lowering::defineCarryNext(carry, vars, in.at(last));
     }
     Expr shifted = select(row > 0, in.at(previous), before);
     define(t.func, vars, select(c < dims, shifted, in.at(index)));
