@@ -22,6 +22,13 @@ static std::string joinNames(const std::vector<KeywordSpec> &specs) {
 }
 
 /// Masks with a size: `window(w)`, `band(w)`, `chunk(C)`, `causal_chunk(C)`.
+/// Where the value of keyword `key` of `call` is, or the call when the
+/// keyword is not given (its default is in effect).
+static llvm::SMLoc keywordLoc(const Expr &call, llvm::StringRef key) {
+  const KeywordArg *kw = call.findKeyword(key);
+  return kw ? kw->value->loc : call.loc;
+}
+
 static bool isMaskFunction(llvm::StringRef name) {
   return name == "window" || name == "band" || name == "chunk" ||
          name == "causal_chunk";
@@ -224,12 +231,8 @@ SemaInfo *ModelChecker::checkEmbedding(Expr &call) {
 }
 
 bool ModelChecker::checkGatedOptions(const Expr &call, const Config &config) {
-  auto keywordLoc = [&](llvm::StringRef key) {
-    const KeywordArg *kw = call.findKeyword(key);
-    return kw ? kw->value->loc : call.loc;
-  };
   auto fail = [&](llvm::StringRef key, const llvm::Twine &message) {
-    diags.error(keywordLoc(key), message);
+    diags.error(keywordLoc(call, key), message);
     return false;
   };
   int64_t s = config.at("s").size;
@@ -294,17 +297,12 @@ SemaInfo *ModelChecker::checkTemplateCall(Expr &call, int64_t repeat,
   if (!resolveKeywords(call, spec->keywords, d, info.config))
     return nullptr;
   const Config &config = info.config;
-  auto keywordLoc = [&](llvm::StringRef key) {
-    const KeywordArg *kw = call.findKeyword(key);
-    return kw ? kw->value->loc : call.loc;
-  };
   if (config.count("heads")) {
     int64_t heads = config.at("heads").size;
     if (d % heads != 0) {
-      diags.error(keywordLoc("heads"), "heads = " + llvm::Twine(heads) +
-                                           " does not divide d = " +
-                                           llvm::Twine(d) + " in '" +
-                                           call.name + "'");
+      diags.error(keywordLoc(call, "heads"),
+                  "heads = " + llvm::Twine(heads) + " does not divide d = " +
+                      llvm::Twine(d) + " in '" + call.name + "'");
       return nullptr;
     }
   }
@@ -469,12 +467,11 @@ SemaInfo *ModelChecker::checkRope(Expr &call) {
   int64_t f = x->type.shape.back().size;
   int64_t dims = info.config.count("dims") ? info.config["dims"].size : f;
   info.config["dims"].size = dims;
-  llvm::SMLoc loc = call.findKeyword("dims") ? call.findKeyword("dims")->value->loc
-                                             : call.loc;
   if (dims % 2 != 0 || dims > f) {
-    diags.error(loc, "rope dims = " + llvm::Twine(dims) +
-                         " must be even and at most the feature width " +
-                         llvm::Twine(f));
+    diags.error(keywordLoc(call, "dims"),
+                "rope dims = " + llvm::Twine(dims) +
+                    " must be even and at most the feature width " +
+                    llvm::Twine(f));
     return nullptr;
   }
   return annotate(call, info);
@@ -555,8 +552,7 @@ SemaInfo *ModelChecker::checkScoreBias(Expr &call) {
     int64_t exact = (causal ? length : length / 2) / 2;
     int64_t maxDistance = info.config["max_distance"].size;
     if (maxDistance <= exact) {
-      const KeywordArg *kw = call.findKeyword("max_distance");
-      diags.error(kw ? kw->value->loc : call.loc,
+      diags.error(keywordLoc(call, "max_distance"),
                   "t5_bias max_distance = " + llvm::Twine(maxDistance) +
                       " must exceed the " + llvm::Twine(exact) +
                       " exact buckets of '" + table.name + "'");
