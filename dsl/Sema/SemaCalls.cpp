@@ -261,6 +261,14 @@ bool ModelChecker::checkGatedOptions(const Expr &call, const Config &config) {
     return fail("num_buckets", "num_buckets = " + llvm::Twine(buckets) +
                                    " must be even (the non-causal T5 bias "
                                    "gives half of them to each direction)");
+  // As t5_bias's: the logarithmic buckets start past the exact ones.
+  int64_t exact = (config.at("causal").boolean ? buckets : buckets / 2) / 2;
+  int64_t maxDistance = config.at("max_distance").size;
+  if (relPos == "t5" && maxDistance <= exact)
+    return fail("max_distance", "max_distance = " +
+                                    llvm::Twine(maxDistance) +
+                                    " must exceed the " + llvm::Twine(exact) +
+                                    " exact buckets of the T5 bias");
   if (config.at("norm_clamp").boolean &&
       config.at("norm").enumValue != "scale_norm")
     return fail("norm_clamp", "norm_clamp needs norm = scale_norm, but norm "

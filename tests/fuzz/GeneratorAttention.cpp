@@ -264,10 +264,13 @@ std::string ModelBuilder::templateCall(const std::string &kind,
       add("rel_pos", chance(0.5) ? "none" : "toeplitz");
     else if (chance(0.25)) { // FLASH-pytorch's options (docs/dsl.md §5.8)
       add("rel_pos", "t5");
+      int64_t buckets = chance(0.5) ? 2 * uniform(1, 16) : 32;
+      if (buckets != 32)
+        add("num_buckets", std::to_string(buckets));
+      // Past the exact buckets (default 128 is), as for t5_bias above.
+      int64_t exact = (causal ? buckets : buckets / 2) / 2;
       if (chance(0.5))
-        add("num_buckets", std::to_string(2 * uniform(1, 16)));
-      if (chance(0.5))
-        add("max_distance", std::to_string(uniform(1, 64)));
+        add("max_distance", std::to_string(uniform(exact + 1, exact + 64)));
     }
     if (rope && chance(0.25)) {
       add("rope_dims", std::to_string(2 * uniform(1, s / 2)));

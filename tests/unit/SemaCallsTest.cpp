@@ -313,6 +313,14 @@ TEST(SemaCallsTest, T5BucketsMustBeEven) {
               "half of them to each direction)");
 }
 
+TEST(SemaCallsTest, T5MaxDistanceMustPassTheExactBuckets) {
+  expectError(withInput({"  output y = flash(x, causal = true, rel_pos = t5, "
+                         "max_distance = 16)"}),
+              5, 67,
+              "max_distance = 16 must exceed the 16 exact buckets of the T5 "
+              "bias");
+}
+
 TEST(SemaCallsTest, NormClampNeedsScaleNorm) {
   expectError(withInput({"  output y = flash(x, norm_clamp = true)"}), 5, 36,
               "norm_clamp needs norm = scale_norm, but norm is layer_norm");
