@@ -105,18 +105,8 @@ LogicalResult RelPosBiasOp::verify() {
 
 LogicalResult T5BiasOp::verify() {
   int64_t buckets = getNumBuckets(), maxDistance = getMaxDistance();
-  bool causal = getCausal();
-  int64_t minBuckets = causal ? 2 : 4;
-  if (buckets < minBuckets)
-    return emitOpError() << "num_buckets must be >= " << minBuckets
-                         << " but is " << buckets;
-  if (!causal && buckets % 2 != 0)
-    return emitOpError() << "num_buckets must be even when not causal but is "
-                         << buckets;
-  int64_t exact = (causal ? buckets : buckets / 2) / 2;
-  if (maxDistance <= exact)
-    return emitOpError() << "max_distance must exceed the " << exact
-                         << " exact buckets but is " << maxDistance;
+  if (failed(verifyT5Buckets(*this, getCausal(), buckets, maxDistance)))
+    return failure();
   return verifyVector(*this, "emb", getEmb().getType(), buckets,
                       "num_buckets");
 }

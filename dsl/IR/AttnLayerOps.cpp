@@ -37,11 +37,9 @@ static LogicalResult verifyGatedOptions(GatedLayerOp op) {
     if (buckets < 2 || buckets % 2 != 0)
       return op.emitOpError()
              << "num_buckets must be even and >= 2 but is " << buckets;
-    int64_t exact = (op.getCausal() ? buckets : buckets / 2) / 2;
-    if (op.getMaxDistance() <= exact)
-      return op.emitOpError() << "max_distance must exceed the " << exact
-                              << " exact buckets of the T5 bias but is "
-                              << op.getMaxDistance();
+    if (failed(verifyT5Buckets(op, op.getCausal(), buckets,
+                               op.getMaxDistance())))
+      return failure();
   }
   int64_t dims = op.getRopeDims();
   if (dims < 0 || dims % 2 != 0 || dims > op.getS())

@@ -199,6 +199,22 @@ LogicalResult verifyQueryKeyValue(Operation *op, RankedTensorType q,
   return success();
 }
 
+LogicalResult verifyT5Buckets(Operation *op, bool causal, int64_t buckets,
+                              int64_t maxDistance) {
+  int64_t minBuckets = causal ? 2 : 4;
+  if (buckets < minBuckets)
+    return op->emitOpError() << "num_buckets must be >= " << minBuckets
+                             << " but is " << buckets;
+  if (!causal && buckets % 2 != 0)
+    return op->emitOpError()
+           << "num_buckets must be even when not causal but is " << buckets;
+  int64_t exact = (causal ? buckets : buckets / 2) / 2;
+  if (maxDistance <= exact)
+    return op->emitOpError() << "max_distance must exceed the " << exact
+                             << " exact buckets but is " << maxDistance;
+  return success();
+}
+
 LogicalResult verifyLayerOp(Operation *op, RankedTensorType x,
                             llvm::StringRef layerName, double eps) {
   if (failed(verifyMinRank(op, "x", x, 2)))

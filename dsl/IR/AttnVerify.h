@@ -54,6 +54,12 @@ LogicalResult verifyPositive(Operation *op, llvm::StringRef name,
 LogicalResult verifyPositive(Operation *op, llvm::StringRef name,
                              double value);
 
+/// The rules of a T5 bucketed bias (attn.t5_bias, and attn.gau/flash with
+/// rel_pos = t5): at least 2 buckets, an even number of at least 4 when not
+/// causal, and max_distance past the exact buckets.
+LogicalResult verifyT5Buckets(Operation *op, bool causal, int64_t buckets,
+                              int64_t maxDistance);
+
 /// `<what> differ: <a> vs <b>` unless the dims are compatible.
 LogicalResult verifyDimsAgree(Operation *op, llvm::StringRef what, int64_t a,
                               int64_t b);

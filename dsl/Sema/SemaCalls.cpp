@@ -29,6 +29,12 @@ static llvm::SMLoc keywordLoc(const Expr &call, llvm::StringRef key) {
   return kw ? kw->value->loc : call.loc;
 }
 
+/// The T5 bias's exact buckets (the rest are logarithmic up to
+/// max_distance): half of the buckets of each direction.
+static int64_t t5ExactBuckets(bool causal, int64_t buckets) {
+  return (causal ? buckets : buckets / 2) / 2;
+}
+
 static bool isMaskFunction(llvm::StringRef name) {
   return name == "window" || name == "band" || name == "chunk" ||
          name == "causal_chunk";
@@ -257,12 +263,14 @@ bool ModelChecker::checkGatedOptions(const Expr &call, const Config &config) {
       return fail(key, llvm::Twine(key) +
                            " needs rel_pos = t5 (it sizes the T5 bias)");
   int64_t buckets = config.at("num_buckets").size;
-  if (relPos == "t5" && buckets % 2 != 0)
+  bool causal = config.at("causal").boolean;
+  if (relPos == "t5" && (buckets % 2 != 0 || (!causal && buckets < 4)))
     return fail("num_buckets", "num_buckets = " + llvm::Twine(buckets) +
-                                   " must be even (the non-causal T5 bias "
-                                   "gives half of them to each direction)");
+                                   " must be even, and at least 4 when not "
+                                   "causal (the non-causal T5 bias gives "
+                                   "half of them to each direction)");
   // As t5_bias's: the logarithmic buckets start past the exact ones.
-  int64_t exact = (config.at("causal").boolean ? buckets : buckets / 2) / 2;
+  int64_t exact = t5ExactBuckets(causal, buckets);
   int64_t maxDistance = config.at("max_distance").size;
   if (relPos == "t5" && maxDistance <= exact)
     return fail("max_distance", "max_distance = " +
@@ -557,7 +565,7 @@ SemaInfo *ModelChecker::checkScoreBias(Expr &call) {
                   {table.range});
       return nullptr;
     }
-    int64_t exact = (causal ? length : length / 2) / 2;
+    int64_t exact = t5ExactBuckets(causal, length);
     int64_t maxDistance = info.config["max_distance"].size;
     if (maxDistance <= exact) {
       diags.error(keywordLoc(call, "max_distance"),

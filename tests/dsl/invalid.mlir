@@ -1066,7 +1066,7 @@ func.func @embedding_result_shape(%ids: tensor<?xi32>, %tok: tensor<50x64xf32>) 
 // -----
 
 func.func @flash_t5_max_distance_past_exact(%x: tensor<?x64xf32>) {
-  // expected-error @+1 {{'attn.flash' op max_distance must exceed the 8 exact buckets of the T5 bias but is 8}}
+  // expected-error @+1 {{'attn.flash' op max_distance must exceed the 8 exact buckets but is 8}}
   %0 = attn.flash %x (layer_name = "l", e = 8, s = 4, chunk = 4, causal = false, norm = layer_norm, rel_pos = t5, rope = true, eps = 1.0e-05) {max_distance = 8 : i64} : tensor<?x64xf32>
   return
 }

@@ -264,7 +264,8 @@ std::string ModelBuilder::templateCall(const std::string &kind,
       add("rel_pos", chance(0.5) ? "none" : "toeplitz");
     else if (chance(0.25)) { // FLASH-pytorch's options (docs/dsl.md §5.8)
       add("rel_pos", "t5");
-      int64_t buckets = chance(0.5) ? 2 * uniform(1, 16) : 32;
+      // Even; at least 4 when not causal (2 per direction).
+      int64_t buckets = chance(0.5) ? 2 * uniform(causal ? 1 : 2, 16) : 32;
       if (buckets != 32)
         add("num_buckets", std::to_string(buckets));
       // Past the exact buckets (default 128 is), as for t5_bias above.

@@ -309,8 +309,16 @@ TEST(SemaCallsTest, T5BucketsMustBeEven) {
   expectError(withInput({"  output y = flash(x, rel_pos = t5, "
                          "num_buckets = 15)"}),
               5, 51,
-              "num_buckets = 15 must be even (the non-causal T5 bias gives "
-              "half of them to each direction)");
+              "num_buckets = 15 must be even, and at least 4 when not "
+              "causal (the non-causal T5 bias gives half of them to each "
+              "direction)");
+}
+
+TEST(SemaCallsTest, NonCausalT5NeedsFourBuckets) {
+  expectError(withInput({"  output y = flash(x, rel_pos = t5, "
+                         "num_buckets = 2)"}),
+              5, 51,
+              "num_buckets = 2 must be even, and at least 4 when not causal");
 }
 
 TEST(SemaCallsTest, T5MaxDistanceMustPassTheExactBuckets) {
