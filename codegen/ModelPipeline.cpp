@@ -539,34 +539,40 @@ runtime::Result ModelPipeline::checkResources(
   // whole (Stream.h): the target's one-buffer limit is the blocks', and a
   // whole one is limited by Halide's 32-bit strides (maxBufferBytes()).
   bool streamed = impl->lowering.streaming();
+  // `cut`: the input or output streaming cuts into blocks (null: a weight).
   auto add = [&](const std::string &what, const std::vector<int64_t> &shape,
-                 bool cut = true) {
+                 const TensorInfo *cut) {
     fits = checkBufferSize(what, shape, maxBufferBytes());
     if (fits.ok() && streamed && cut)
-      fits = checkBufferSize(
-          what, blockShapes({shape}, impl->options.streamRows)[0],
-          impl->maxBufferBytes);
+      fits = checkBufferSize(what,
+                             blockShape(shape, streamRowAxis(*cut),
+                                        impl->options.streamRows),
+                             impl->maxBufferBytes);
     if (fits.ok())
       ioBytes = saturatingAdd(ioBytes, f32Bytes(shape));
     return fits.ok();
   };
   for (size_t i = 0; i < inputShapes.size(); ++i)
-    if (!add("input '" + inputs()[i].name + "'", inputShapes[i]))
+    if (!add("input '" + inputs()[i].name + "'", inputShapes[i],
+             &inputs()[i]))
       return withStreamHint(fits);
   for (const TensorInfo &weight : weights())
-    if (!add("weight '" + weight.name + "'", weight.shape, /*cut=*/false))
+    if (!add("weight '" + weight.name + "'", weight.shape, nullptr))
       return fits;
   for (size_t i = 0; i < outputShapes.size(); ++i)
-    if (!add("output '" + outputs()[i].name + "'", outputShapes[i]))
+    if (!add("output '" + outputs()[i].name + "'", outputShapes[i],
+             &outputs()[i]))
       return withStreamHint(fits);
   if (impl->program)
     return impl->checkProgram(inputShapes, outputShapes, ioBytes);
   const Lowering &lowering = impl->lowering;
-  fits = checkStoredBuffers(
-      lowering.stored, lowering.inputParams,
-      streamed ? blockShapes(inputShapes, impl->options.streamRows)
-               : inputShapes,
-      ioBytes, impl->maxBufferBytes);
+  std::vector<std::vector<int64_t>> seen = inputShapes; // by the kernel
+  if (streamed)
+    for (size_t i = 0; i < seen.size(); ++i)
+      seen[i] = blockShape(seen[i], streamRowAxis(inputs()[i]),
+                           impl->options.streamRows);
+  fits = checkStoredBuffers(lowering.stored, lowering.inputParams, seen,
+                            ioBytes, impl->maxBufferBytes);
   return withStreamHint(fits);
 }
 

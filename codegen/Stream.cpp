@@ -24,6 +24,15 @@ namespace attn = mlir::attn;
 /// Positions are passed as a float: exact below 2^24.
 static constexpr int64_t kMaxStreamedRows = int64_t(1) << 24;
 
+/// Whether `value` is computed from weights and constants only (through
+/// transposes): the same for every row of the sequence.
+static bool weightOnly(mlir::Value value) {
+  while (auto transpose = value.getDefiningOp<attn::TransposeOp>())
+    value = transpose.getX();
+  return value.getDefiningOp<attn::WeightOp>() ||
+         value.getDefiningOp<attn::ConstantOp>();
+}
+
 /// Why `op` keeps a streamed model from running block by block, or "".
 static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
   if (mlir::isa<attn::ConstantOp, attn::AddOp, attn::SubOp, attn::MulOp,
@@ -64,8 +73,15 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
                "block), not within chunks";
     return "";
   }
+  // A product with a weight keeps rows apart (a head: `h @ table`).
+  if (auto matmul = mlir::dyn_cast<attn::MatmulOp>(op))
+    if (weightOnly(matmul.getB()))
+      return "";
+  if (auto transpose = mlir::dyn_cast<attn::TransposeOp>(op))
+    if (weightOnly(transpose.getX()))
+      return "";
   if (mlir::isa<attn::TransposeOp, attn::MatmulOp>(op))
-    return "a matmul or transpose may mix the sequence's rows";
+    return "a matmul or transpose of activations mixes the sequence's rows";
   if (mlir::isa<attn::LinearAttnOp, attn::ChunkedLinearOp>(op))
     return "linear attention sums over the whole sequence";
   return "it is not one of the ops a streamed kernel supports";
@@ -112,21 +128,24 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     tensors.push_back(describeResult(func, i));
+  // The batch dims: those before the first tensor's rows.
+  const TensorInfo &front = tensors.front();
+  auto frontBatch = front.dims.begin() + streamRowAxis(front);
   for (const TensorInfo &info : tensors) {
-    size_t rank = info.dims.size();
-    bool rowAxis = rank >= 2 && info.dims[rank - 2] == seqDim;
+    size_t axis = streamRowAxis(info);
+    bool rowAxis = info.dims.size() >= 1 && info.dims[axis] == seqDim;
     bool leading = rowAxis && std::equal(info.dims.begin(),
-                                         info.dims.end() - 2,
-                                         tensors.front().dims.begin(),
-                                         tensors.front().dims.end() - 2);
+                                         info.dims.begin() + axis,
+                                         front.dims.begin(), frontBatch);
     if (!rowAxis || !leading ||
         std::count(info.dims.begin(), info.dims.end(), seqDim) != 1)
       return mlir::emitError(func.getLoc())
              << "--stream-rows cuts every input and output into blocks of "
                 "rows, but '"
              << info.name << "' " << info.shapeString() << " does not have '"
-             << seqDim << "' as its rows (second-last axis) after the "
-             << "batch dims of '" << tensors.front().name << "'";
+             << seqDim << "' as its rows ("
+             << (info.dtype == "i32" ? "last" : "second-last")
+             << " axis) after the batch dims of '" << front.name << "'";
   }
   mlir::WalkResult walked = func.walk([&](mlir::Operation *op) {
     if (op == func.getOperation() || op->getParentOfType<attn::AttentionOp>())
@@ -154,27 +173,26 @@ int64_t suggestedStreamRows(mlir::func::FuncOp func,
              : 0;
 }
 
-std::vector<std::vector<int64_t>>
-blockShapes(const std::vector<std::vector<int64_t>> &inputs, int64_t rows) {
-  std::vector<std::vector<int64_t>> blocks = inputs;
-  for (std::vector<int64_t> &shape : blocks) {
-    for (size_t d = 0; d + 2 < shape.size(); ++d)
-      shape[d] = 1;
-    if (shape.size() >= 2)
-      shape[shape.size() - 2] = std::min(shape[shape.size() - 2], rows);
-  }
-  return blocks;
+size_t streamRowAxis(const TensorInfo &info) {
+  size_t rank = info.shape.size();
+  if (info.dtype == "i32")
+    return rank - 1;
+  return rank >= 2 ? rank - 2 : 0;
 }
 
-/// Batch entry `entry` (dims 2 and up, in Halide order, flattened with the
-/// innermost fastest) and rows [first, first + count) of `whole`, as a
-/// buffer with mins 0 and the strides a dense block would have where an
-/// axis has extent 1 (the kernel's inputs and outputs are constrained
-/// dense; a unit axis's stride addresses nothing).
-static Buffer<float> blockOf(const Buffer<float> &whole, int64_t entry,
-                             int first, int count) {
-  Runtime::Buffer<float> block = whole.get()->cropped(1, first, count);
-  for (int d = 2; d < block.dimensions(); ++d) {
+std::vector<int64_t> blockShape(std::vector<int64_t> shape, size_t rowAxis,
+                                int64_t rows) {
+  for (size_t d = 0; d < rowAxis; ++d)
+    shape[d] = 1;
+  if (rowAxis < shape.size())
+    shape[rowAxis] = std::min(shape[rowAxis], rows);
+  return shape;
+}
+
+Buffer<float> blockOf(const Buffer<float> &whole, int rowDim, int64_t entry,
+                      int first, int count) {
+  Runtime::Buffer<float> block = whole.get()->cropped(rowDim, first, count);
+  for (int d = rowDim + 1; d < block.dimensions(); ++d) {
     int extent = whole.dim(d).extent();
     block.crop(d, int(entry % extent), 1);
     entry /= extent;
@@ -182,24 +200,13 @@ static Buffer<float> blockOf(const Buffer<float> &whole, int64_t entry,
   std::vector<int> mins(block.dimensions(), 0);
   block.set_min(mins);
   halide_buffer_t *raw = block.raw_buffer();
-  for (int d = 2; d < block.dimensions(); ++d)
+  for (int d = rowDim + 1; d < block.dimensions(); ++d)
     raw->dim[d].stride = raw->dim[d - 1].stride * raw->dim[d - 1].extent;
   return Buffer<float>(std::move(block));
 }
 
-runtime::Result runStreamed(const Lowering &lowering,
-                            const std::vector<Buffer<float>> &inputs,
-                            std::vector<Buffer<float>> &outputs,
-                            const BlockRunner &runBlock) {
-  const Buffer<float> &first = inputs.front();
-  int rows = first.dim(1).extent();
-  int block = int(lowering.options.streamRows);
-  int64_t entries = 1;
-  for (int d = 2; d < first.dimensions(); ++d)
-    entries *= first.dim(d).extent();
-  // The carries: [batch..., s, e] with batch 1 (one entry at a time), in
-  // and next, swapped after each block.
-  std::vector<Buffer<float>> carries, nexts;
+StreamState::StreamState(const Lowering &lowering) : offset(1) {
+  // The carries: [batch..., s, e] with batch 1 (one entry at a time).
   for (const Lowering::StreamCarry &carry : lowering.streamCarries) {
     std::vector<int> sizes;
     for (size_t d = carry.extents.size(); d-- > 0;) {
@@ -209,26 +216,83 @@ runtime::Result runStreamed(const Lowering &lowering,
     carries.emplace_back(sizes);
     nexts.emplace_back(sizes);
   }
-  Buffer<float> offset(1);
+  reset();
+}
+
+void StreamState::reset() {
+  for (Buffer<float> &carry : carries)
+    carry.fill(0.0f);
+  at = 0;
+}
+
+int64_t StreamState::bytes() const {
+  int64_t total = 4;
+  for (const std::vector<Buffer<float>> *list : {&carries, &nexts})
+    for (const Buffer<float> &carry : *list)
+      total += int64_t(carry.size_in_bytes());
+  return total;
+}
+
+runtime::Result StreamState::run(const std::vector<Buffer<float>> &inputs,
+                                 const std::vector<Buffer<void>> &outputs,
+                                 int rows, bool commit,
+                                 const BlockRunner &runBlock) {
+  if (at + rows > kMaxStreamedRows)
+    return runtime::Result::error(
+        ATTN_ERROR_ARGUMENT,
+        "a streamed sequence holds at most 2^24 rows (positions are "
+        "passed as floats), and this block ends at row " +
+            std::to_string(at + rows));
+  offset(0) = float(at);
+  std::vector<Buffer<float>> args = inputs;
+  args.push_back(offset);
+  args.insert(args.end(), carries.begin(), carries.end());
+  std::vector<Buffer<void>> results = outputs;
+  results.insert(results.end(), nexts.begin(), nexts.end());
+  runtime::Result ran = runBlock(args, results);
+  if (!ran.ok() || !commit)
+    return ran;
+  std::swap(carries, nexts);
+  at += rows;
+  return ran;
+}
+
+/// The Halide dim of each tensor's rows (streamRowAxis).
+static std::vector<int> rowDims(const std::vector<TensorInfo> &infos) {
+  std::vector<int> dims;
+  for (const TensorInfo &info : infos)
+    dims.push_back(int(info.shape.size() - 1 - streamRowAxis(info)));
+  return dims;
+}
+
+runtime::Result runStreamed(const Lowering &lowering,
+                            const std::vector<Buffer<float>> &inputs,
+                            std::vector<Buffer<float>> &outputs,
+                            const BlockRunner &runBlock) {
+  std::vector<int> inRows = rowDims(lowering.inputs),
+                   outRows = rowDims(lowering.outputs);
+  const Buffer<float> &first = inputs.front();
+  int rows = first.dim(inRows[0]).extent();
+  int block = int(lowering.options.streamRows);
+  int64_t entries = 1;
+  for (int d = inRows[0] + 1; d < first.dimensions(); ++d)
+    entries *= first.dim(d).extent();
+  StreamState state(lowering);
   for (int64_t entry = 0; entry < entries; ++entry) {
-    for (Buffer<float> &carry : carries)
-      carry.fill(0.0f);
+    state.reset();
     for (int start = 0; start < rows; start += block) {
       int count = std::min(block, rows - start);
-      offset(0) = float(start);
       std::vector<Buffer<float>> args;
-      for (const Buffer<float> &input : inputs)
-        args.push_back(blockOf(input, entry, start, count));
-      args.push_back(offset);
-      args.insert(args.end(), carries.begin(), carries.end());
+      for (size_t i = 0; i < inputs.size(); ++i)
+        args.push_back(blockOf(inputs[i], inRows[i], entry, start, count));
       std::vector<Buffer<void>> results;
-      for (const Buffer<float> &output : outputs)
-        results.push_back(blockOf(output, entry, start, count));
-      results.insert(results.end(), nexts.begin(), nexts.end());
-      runtime::Result ran = runBlock(args, results);
-      if (!ran.ok())
+      for (size_t i = 0; i < outputs.size(); ++i)
+        results.push_back(
+            blockOf(outputs[i], outRows[i], entry, start, count));
+      if (runtime::Result ran =
+              state.run(args, results, count, /*commit=*/true, runBlock);
+          !ran.ok())
         return ran;
-      std::swap(carries, nexts);
     }
   }
   return runtime::Result::success();

@@ -26,9 +26,10 @@ namespace attnc::codegen {
 
 /// Whether `func` can be streamed in blocks of options.streamRows rows: a
 /// CPU target without an autoscheduler; exactly one runtime dim of kind
-/// seq, the row axis (-2) of every input and output, with the same batch
-/// dims before it; only ops that keep rows apart (elementwise, dense,
-/// norms, RoPE, split and row), shift them by one (token_shift) or mix them
+/// seq, the row axis (streamRowAxis) of every input and output, with the
+/// same batch dims before it; only ops that keep rows apart (elementwise,
+/// dense, products with weights, norms, RoPE, embedding, split and row),
+/// shift them by one (token_shift) or mix them
 /// within chunks whose size divides the block (chunk, unchunk, attention
 /// over chunks, chunk_state, state_apply, and chunk_scan exclusive, the
 /// causal prefix). Emits an
@@ -49,19 +50,58 @@ using BlockRunner = std::function<runtime::Result(
     const std::vector<Halide::Buffer<float>> &args,
     std::vector<Halide::Buffer<void>> &outputs)>;
 
+/// The MLIR axis of `info` that streaming cuts into blocks: the rows
+/// (second-last axis), or the last axis of token ids (`i32[b, n]`). The
+/// axes before it are batch dims, those after it features.
+size_t streamRowAxis(const TensorInfo &info);
+
+/// The shape (MLIR order) of one block of a tensor of `shape`: batch dims
+/// (those before `rowAxis`) 1, the rows at most `rows`. What the streamed
+/// kernel's stored buffers are sized by (the resource check).
+std::vector<int64_t> blockShape(std::vector<int64_t> shape, size_t rowAxis,
+                                int64_t rows);
+
+/// Batch entry `entry` (the dims after `rowDim`, flattened with the
+/// innermost fastest) and rows [first, first + count) in dim `rowDim`
+/// (Halide order) of `whole`: a view with mins 0 and the strides a dense
+/// block would have where an axis has extent 1 (the kernel's inputs and
+/// outputs are constrained dense; a unit axis's stride addresses nothing).
+Halide::Buffer<float> blockOf(const Halide::Buffer<float> &whole, int rowDim,
+                              int64_t entry, int first, int count);
+
+/// Where one sequence (one batch entry) of a streamed kernel stands between
+/// blocks: its carries and the rows before the next block.
+class StreamState {
+public:
+  /// Carries of the kernel `lowering` lowered, zero, at row 0.
+  explicit StreamState(const Lowering &lowering);
+  /// Back to zero carries at row 0.
+  void reset();
+  /// Runs `runBlock` on the next block: `inputs` and `outputs` are views of
+  /// its rows [position(), position() + rows) (blockOf). With `commit` the
+  /// carries take their next values and position() moves past the block;
+  /// without, nothing changes (a partial chunk that a decoder runs again
+  /// with more rows). Positions past 2^24 are ATTN_ERROR_ARGUMENT.
+  runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
+                      const std::vector<Halide::Buffer<void>> &outputs,
+                      int rows, bool commit, const BlockRunner &runBlock);
+  int64_t position() const { return at; }
+  /// The carries' bytes (in and next).
+  int64_t bytes() const;
+
+private:
+  std::vector<Halide::Buffer<float>> carries, nexts;
+  Halide::Buffer<float> offset;
+  int64_t at = 0;
+};
+
 /// Runs the streamed kernel that `lowering` lowered over whole `inputs`
-/// into whole `outputs` (Halide order, rows in dim 1): per batch entry,
-/// carries set to zero, then blocks of options.streamRows rows in order.
+/// into whole `outputs` (Halide order): per batch entry, a StreamState
+/// from zero, then blocks of options.streamRows rows in order.
 runtime::Result runStreamed(const Lowering &lowering,
                             const std::vector<Halide::Buffer<float>> &inputs,
                             std::vector<Halide::Buffer<float>> &outputs,
                             const BlockRunner &runBlock);
-
-/// The shapes (MLIR order) of one block of `inputs`: batch dims 1, the row
-/// axis (-2) at most `rows`. What the streamed kernel's stored buffers are
-/// sized by (the resource check).
-std::vector<std::vector<int64_t>>
-blockShapes(const std::vector<std::vector<int64_t>> &inputs, int64_t rows);
 
 } // namespace attnc::codegen
 
