@@ -67,9 +67,18 @@ struct CodegenOptions {
   /// (Stream.h: causal models whose only mixing across rows is chunked,
   /// e.g. FLASH causal; memory is that of a block, not of the sequence).
   int64_t streamRows = 0;
+  /// The streamed kernel is for decoding (Decode.h): only the wording of
+  /// checkStreamable's errors changes.
+  bool decode = false;
 };
 
 struct Program;
+class Decoder;
+
+/// ATTN_ERROR_ARGUMENT naming the first token id of `buffer` (the input
+/// `info`, Halide order) outside 0..idBound-1 and where it is, or success.
+runtime::Result checkTokenIds(const TensorInfo &info,
+                              const Halide::Buffer<float> &buffer);
 
 /// A model lowered to a Halide pipeline.
 class ModelPipeline {
@@ -143,6 +152,13 @@ public:
   runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
                       const std::vector<Halide::Buffer<float>> &weights,
                       std::vector<Halide::Buffer<float>> &outputs);
+
+  /// A decoder of one sequence of a streamed model (Decode.h; its blocks
+  /// are CodegenOptions::streamRows rows) on `weights` (as run() takes
+  /// them; their memory must outlive the decoder). ATTN_ERROR_ARGUMENT
+  /// when the model was not compiled to stream or is a program.
+  runtime::Result decoder(const std::vector<Halide::Buffer<float>> &weights,
+                          std::unique_ptr<Decoder> &decoder);
 
 private:
   ModelPipeline();

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Jit.h"
+#include "codegen/Decode.h"
 #include "codegen/Resources.h"
 #include "runtime/Safetensors.h"
 
@@ -170,14 +171,27 @@ static Halide::Buffer<float> view(const HostTensor &t) {
   return hostView(t.data.data(), t.shape);
 }
 
+/// The model's weights as views, in the order of its weights().
+static std::vector<Halide::Buffer<float>>
+weightViews(const ModelPipeline &model, const TensorMap &weights) {
+  std::vector<Halide::Buffer<float>> views;
+  for (const TensorInfo &info : model.weights())
+    views.push_back(view(weights.at(info.name)));
+  return views;
+}
+
 runtime::Result
 JitModel::runBuffers(const std::vector<Halide::Buffer<float>> &inputs,
                      const TensorMap &weights,
                      std::vector<Halide::Buffer<float>> &outputs) {
-  std::vector<Halide::Buffer<float>> w;
-  for (const TensorInfo &info : model->weights())
-    w.push_back(view(weights.at(info.name)));
-  return model->run(inputs, w, outputs);
+  return model->run(inputs, weightViews(*model, weights), outputs);
+}
+
+runtime::Result JitModel::decoder(const TensorMap &weights,
+                                  std::unique_ptr<Decoder> &decoder) {
+  if (runtime::Result checked = checkWeights(weights); !checked.ok())
+    return checked;
+  return model->decoder(weightViews(*model, weights), decoder);
 }
 
 runtime::Result JitModel::runPrepared(const TensorMap &inputs,

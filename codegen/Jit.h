@@ -76,6 +76,12 @@ public:
                              const TensorMap &weights,
                              std::vector<Halide::Buffer<float>> &outputs);
 
+  /// checkWeights(), then a decoder of one sequence (Decode.h) of a model
+  /// compiled for decoding (SessionOptions::decode) on `weights`, which
+  /// must outlive it.
+  runtime::Result decoder(const TensorMap &weights,
+                          std::unique_ptr<Decoder> &decoder);
+
 private:
   std::unique_ptr<ModelPipeline> model;
 };

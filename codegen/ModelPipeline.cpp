@@ -10,6 +10,7 @@
 #include "codegen/Aot.h"
 #include "codegen/Autoschedule.h"
 #include "codegen/BufferPool.h"
+#include "codegen/Decode.h"
 #include "codegen/LoweringImpl.h"
 #include "codegen/Program.h"
 #include "codegen/Resources.h"
@@ -370,10 +371,8 @@ static std::vector<int64_t> shapeOf(const Buffer<float> &buffer) {
   return shape;
 }
 
-/// ATTN_ERROR_ARGUMENT naming the first token id of `buffer` (the input
-/// `info`) outside 0..idBound-1 and where it is, or success.
-static runtime::Result checkTokenIds(const TensorInfo &info,
-                                     const Buffer<float> &buffer) {
+runtime::Result checkTokenIds(const TensorInfo &info,
+                              const Buffer<float> &buffer) {
   if (info.dtype != "i32" || info.idBound <= 0)
     return runtime::Result::success();
   std::string bad;
@@ -425,6 +424,31 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
     for (Buffer<void> &view : views)
       view.copy_to_host(); // results of GPU kernels back to the caller
   return result;
+}
+
+runtime::Result
+ModelPipeline::decoder(const std::vector<Buffer<float>> &weights,
+                       std::unique_ptr<Decoder> &decoder) {
+  if (impl->program)
+    return runtime::Result::error(
+        ATTN_ERROR_ARGUMENT,
+        "model '" + impl->name +
+            "' repeats layers, which are compiled as kernels of their own: "
+            "decoding them is not supported yet");
+  if (!impl->lowering.streaming())
+    return runtime::Result::error(
+        ATTN_ERROR_ARGUMENT, "model '" + impl->name +
+                                 "' was not compiled to stream: decoding "
+                                 "needs CodegenOptions::streamRows");
+  std::string what = "the kernel of model '" + impl->name + "'";
+  BlockRunner runner = [impl = impl.get(), weights,
+                        what](const std::vector<Buffer<float>> &args,
+                              std::vector<Buffer<void>> &results) {
+    return runKernel(impl->pipeline, impl->lowering, impl->native.get(), args,
+                     weights, results, what);
+  };
+  return Decoder::create(inputs(), outputs(), int(impl->options.streamRows),
+                         streamBlocks(impl->lowering, runner), decoder);
 }
 
 /// The argument of `step` whose memory its result `r` of `shape` takes

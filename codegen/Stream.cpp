@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 namespace attnc::codegen {
 
@@ -90,12 +91,14 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
 mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
                                     const CodegenOptions &options) {
   int64_t rows = options.streamRows;
+  // Decoding (Decode.h) runs streamed kernels too: its messages say so.
+  const char *subject = options.decode ? "decoding" : "--stream-rows";
   if (options.gpu)
     return mlir::emitError(func.getLoc())
-           << "--stream-rows runs on CPU targets only";
+           << subject << " runs on CPU targets only";
   if (!options.autoscheduler.empty())
     return mlir::emitError(func.getLoc())
-           << "--stream-rows runs attnc's own schedules, not Halide's "
+           << subject << " runs attnc's own schedules, not Halide's "
               "autoschedulers";
   if (rows >= kMaxStreamedRows)
     return mlir::emitError(func.getLoc())
@@ -107,14 +110,14 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
       if (mlir::cast<mlir::StringAttr>(entry.getValue()).getValue() == "seq") {
         if (!seqDim.empty())
           return mlir::emitError(func.getLoc())
-                 << "--stream-rows needs one sequence dim, but model '"
+                 << subject << " needs one sequence dim, but model '"
                  << func.getSymName() << "' has '" << seqDim << "' and '"
                  << entry.getName().str() << "'";
         seqDim = entry.getName().str();
       }
   if (seqDim.empty())
     return mlir::emitError(func.getLoc())
-           << "--stream-rows needs a sequence dim (`dim n : seq`), and "
+           << subject << " needs a sequence dim (`dim n : seq`), and "
               "model '"
            << func.getSymName() << "' has none";
   // Every input and output: the sequence dim on its row axis, the same
@@ -140,7 +143,7 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
     if (!rowAxis || !leading ||
         std::count(info.dims.begin(), info.dims.end(), seqDim) != 1)
       return mlir::emitError(func.getLoc())
-             << "--stream-rows cuts every input and output into blocks of "
+             << subject << " cuts every input and output into blocks of "
                 "rows, but '"
              << info.name << "' " << info.shapeString() << " does not have '"
              << seqDim << "' as its rows ("
@@ -155,11 +158,19 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
       return mlir::WalkResult::advance();
     // At the op's .attn location, without MLIR's dump of the op.
     mlir::emitError(op->getLoc())
-        << "--stream-rows cannot run model '" << func.getSymName()
+        << subject << " cannot run model '" << func.getSymName()
         << "' block by block: '" << op->getName() << "' here: " << why;
     return mlir::WalkResult::interrupt();
   });
   return mlir::failure(walked.wasInterrupted());
+}
+
+int64_t smallestStreamRows(mlir::func::FuncOp func) {
+  int64_t rows = 1;
+  func.walk([&](attn::ChunkOp chunk) {
+    rows = std::lcm(rows, int64_t(chunk.getChunk()));
+  });
+  return rows;
 }
 
 int64_t suggestedStreamRows(mlir::func::FuncOp func,

@@ -37,6 +37,10 @@ namespace attnc::codegen {
 mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
                                     const CodegenOptions &options);
 
+/// The smallest blocks `func` streams in: the least common multiple of its
+/// chunk sizes (1 without chunks). What decoding runs (Decode.h).
+int64_t smallestStreamRows(mlir::func::FuncOp func);
+
 /// The rows a run of `func` that does not fit could stream in (8192, when
 /// checkStreamable would accept them with `options`), or 0: what the
 /// resource check's message suggests.

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "driver/Session.h"
 
+#include "codegen/Stream.h"
+
 #include "codegen/Aot.h"
 #include "codegen/Stopwatch.h"
 #include "tune/TuningDb.h"
@@ -223,7 +225,11 @@ std::vector<std::map<std::string, int64_t>> Session::variantSizes() {
 bool Session::buildPipeline() {
   if (!select())
     return false;
-  built = codegen::ModelPipeline::build(selected, codegenOptions());
+  codegen::CodegenOptions options = codegenOptions();
+  options.decode = opts.decode;
+  if (opts.decode && options.streamRows == 0)
+    options.streamRows = codegen::smallestStreamRows(selected);
+  built = codegen::ModelPipeline::build(selected, options);
   if (built && !built->kernels().empty())
     times.kernels = built->kernels().size();
   return built != nullptr;

@@ -95,6 +95,10 @@ struct SessionOptions {
   /// > 0: the JIT runs the model over blocks of this many rows
   /// (CodegenOptions::streamRows, codegen/Stream.h).
   int64_t streamRows = 0;
+  /// Compile for incremental decoding (codegen/Decode.h): streamed, in
+  /// blocks of `streamRows` rows or, when 0, the smallest blocks the model
+  /// streams in (codegen::smallestStreamRows: its chunk).
+  bool decode = false;
 };
 
 /// Registers every dialect attnc's IR uses on `context`.
