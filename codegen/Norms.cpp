@@ -108,7 +108,10 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   for (char &c : suffix)
     if (!std::isalnum(static_cast<unsigned char>(c)))
       c = '_';
-  bool memoized = !options.gpu && !autoscheduled();
+  // Streamed, each block's positions are new: a memoized table would only
+  // fill the runtime's cache, whose evictions then cost more than the table
+  // (a decoding step at context 16k took 3x one at 1k).
+  bool memoized = !options.gpu && !autoscheduled() && !streaming();
   Func cosTable(memoized ? "rope_cos" + suffix : "rope_cos"),
       sinTable(memoized ? "rope_sin" + suffix : "rope_sin");
   cosTable(i, p) = cos(reduced);

@@ -9,6 +9,8 @@
 #define ATTNC_TOOLS_ATTNC_COMMANDS_H
 
 #include "codegen/CompileCache.h"
+#include "codegen/Jit.h"
+#include "runtime/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -39,10 +41,38 @@ struct RunOptions {
   double minSeconds = 1.0;
 };
 
+/// The one place where a command's failure (the runtime's status and
+/// message: files, tensors, sizes, the kernel) reaches the user, as
+/// `error: MESSAGE` on stderr; returns the exit status 1.
+int commandFail(const runtime::Result &result);
+/// A usage error of the command line (ATTN_ERROR_ARGUMENT).
+runtime::Result commandUsage(std::string message);
+/// The weights `options` name (--weights or --random-weights) for `model`;
+/// a model with weights and neither option is ATTN_ERROR_MISSING.
+runtime::Result loadRunWeights(const RunOptions &options,
+                               const codegen::ModelPipeline &model,
+                               codegen::TensorMap &weights);
+
 /// `attnc run`: returns the process exit code.
 int runCommand(const RunOptions &options);
 /// `attnc bench`: returns the process exit code.
 int benchCommand(const RunOptions &options);
+
+/// What `attnc generate` needs: the model and weights as `run` takes them
+/// (file, model, weights, random weights, threads, cache, stream rows),
+/// and the decoding.
+struct GenerateOptions {
+  RunOptions run;
+  std::string promptIds;         ///< `1,2,3`, or ""
+  int64_t context = 0;           ///< a random prompt of this many ids
+  int64_t steps = 16;            ///< tokens to generate
+  std::string sample = "greedy"; ///< greedy or random (softmax, `seed`)
+  uint64_t seed = 1;             ///< of the sampling and the random prompt
+  bool bench = false;            ///< timings only, not the ids
+};
+
+/// `attnc generate`: returns the process exit code.
+int generateCommand(const GenerateOptions &options);
 
 /// What `attnc compile` needs.
 struct CompileOptions {

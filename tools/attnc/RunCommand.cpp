@@ -37,22 +37,36 @@ namespace attnc::driver {
 using codegen::HostTensor;
 using codegen::TensorMap;
 
-namespace {
-using Clock = SteadyClock;
-
 using runtime::Result;
 
-/// The one place where a run's failure (the runtime's status and message:
-/// files, tensors, sizes, the kernel) reaches the user; exit status 1.
-int fail(const Result &result) {
+int commandFail(const Result &result) {
   llvm::errs() << "error: " << result.message << "\n";
   return 1;
 }
 
-/// A usage error of the command line.
-Result usage(std::string message) {
+Result commandUsage(std::string message) {
   return Result::error(ATTN_ERROR_ARGUMENT, std::move(message));
 }
+
+Result loadRunWeights(const RunOptions &options,
+                      const codegen::ModelPipeline &model,
+                      TensorMap &weights) {
+  if (!options.weights.empty() && options.randomWeights >= 0)
+    return commandUsage("give either --weights or --random-weights, not both");
+  if (options.weights.empty() && options.randomWeights < 0 &&
+      !model.weights().empty())
+    return Result::error(
+        ATTN_ERROR_MISSING,
+        "the model has " + std::to_string(model.weights().size()) +
+            " weights (first: '" + model.weights().front().name + "' " +
+            model.weights().front().shapeString() +
+            "); give --weights FILE.safetensors or --random-weights SEED");
+  return codegen::loadWeights(model, options.weights, options.randomWeights,
+                              weights);
+}
+
+namespace {
+using Clock = SteadyClock;
 
 bool splitAssignment(const std::string &text, std::string &name,
                      std::string &value) {
@@ -73,22 +87,6 @@ struct Prepared {
   double compileMs = 0;
 };
 
-Result loadWeights(const RunOptions &options,
-                   const codegen::ModelPipeline &model, TensorMap &weights) {
-  if (!options.weights.empty() && options.randomWeights >= 0)
-    return usage("give either --weights or --random-weights, not both");
-  if (options.weights.empty() && options.randomWeights < 0 &&
-      !model.weights().empty())
-    return Result::error(
-        ATTN_ERROR_MISSING,
-        "the model has " + std::to_string(model.weights().size()) +
-            " weights (first: '" + model.weights().front().name + "' " +
-            model.weights().front().shapeString() +
-            "); give --weights FILE.safetensors or --random-weights SEED");
-  return codegen::loadWeights(model, options.weights, options.randomWeights,
-                              weights);
-}
-
 /// The sizes of `--dim NAME=SIZE`, checked (1 <= SIZE < 2^31) before
 /// anything is compiled or allocated.
 Result parseDims(const RunOptions &options,
@@ -96,7 +94,7 @@ Result parseDims(const RunOptions &options,
   for (const std::string &spec : options.dims) {
     std::string name, value;
     if (!splitAssignment(spec, name, value))
-      return usage("expected --dim NAME=SIZE, got '" + spec + "'");
+      return commandUsage("expected --dim NAME=SIZE, got '" + spec + "'");
     Result size = codegen::parseDimSize(spec, value, dims[name]);
     if (!size.ok())
       return size;
@@ -111,7 +109,7 @@ Result loadInputs(const RunOptions &options,
   for (const std::string &spec : options.inputs) {
     std::string name, path;
     if (!splitAssignment(spec, name, path))
-      return usage("expected --input NAME=FILE.npy, got '" + spec + "'");
+      return commandUsage("expected --input NAME=FILE.npy, got '" + spec + "'");
     Result result = runtime::readNpy(path, inputs[name]);
     if (!result.ok())
       return result;
@@ -162,7 +160,7 @@ void printCompileTimes(const Session &session) {
 std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   std::map<std::string, int64_t> dims;
   if (Result parsed = parseDims(options, dims); !parsed.ok()) {
-    fail(parsed);
+    commandFail(parsed);
     return nullptr;
   }
   // attn-tile's policies, `tuned` (the default policy with the tuning
@@ -178,13 +176,13 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     std::string known;
     for (const std::string &name : codegen::autoschedulerOptions())
       known += ", " + name;
-    fail(usage(unknownSchedulePolicy(options.schedule) +
+    commandFail(commandUsage(unknownSchedulePolicy(options.schedule) +
                ", tuned (with --tuning-db), or Halide's autoschedulers" +
                known));
     return nullptr;
   }
   if (tuned && options.tuningDb.empty()) {
-    fail(usage("--schedule tuned takes its schedules from a tuning database: "
+    commandFail(commandUsage("--schedule tuned takes its schedules from a tuning database: "
                "give --tuning-db FILE (attnc tune makes one)"));
     return nullptr;
   }
@@ -200,7 +198,7 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   sessionOptions.tuningDb = options.tuningDb;
   sessionOptions.tuningDims = dims;
   if (options.streamRows < 0) {
-    fail(usage("--stream-rows must be positive, or 0 to run the whole "
+    commandFail(commandUsage("--stream-rows must be positive, or 0 to run the whole "
                "sequence at once"));
     return nullptr;
   }
@@ -217,13 +215,13 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   p->compileMs = millisSince(start);
 
   codegen::ModelPipeline &model = p->jit->pipeline();
-  Result loaded = loadWeights(options, model, p->weights);
+  Result loaded = loadRunWeights(options, model, p->weights);
   if (loaded.ok())
     loaded = loadInputs(options, model, dims, p->inputs);
   if (loaded.ok())
     loaded = p->jit->prepare(p->inputs, p->weights, p->outputs);
   if (!loaded.ok()) {
-    fail(loaded);
+    commandFail(loaded);
     return nullptr;
   }
   if (!options.saveWeights.empty()) {
@@ -232,7 +230,7 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
       refs.push_back({name, t.shape, t.data.data()});
     Result saved = runtime::writeSafetensors(options.saveWeights, refs);
     if (!saved.ok()) {
-      fail(saved);
+      commandFail(saved);
       return nullptr;
     }
   }
@@ -262,7 +260,7 @@ static int checkAgainstDefault(const RunOptions &options, const Prepared &p) {
     return 1;
   if (Result ran = q->jit->runPrepared(q->inputs, q->weights, q->outputs);
       !ran.ok())
-    return fail(ran);
+    return commandFail(ran);
   std::string worstName;
   double worst = codegen::outputDifference(p.outputs, q->outputs, &worstName);
   if (worst <= 1e-4) {
@@ -272,7 +270,7 @@ static int checkAgainstDefault(const RunOptions &options, const Prepared &p) {
                  << llvm::format("%.1e", worst) << ")\n";
     return 0;
   }
-  return fail(Result::error(
+  return commandFail(Result::error(
       ATTN_ERROR_RUNTIME,
       "the outputs of Halide's " + autoscheduler +
           " schedule differ from attnc's default schedule's: max |difference| "
@@ -310,7 +308,7 @@ static int isolatedIfAutoscheduled(const RunOptions &options,
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
   int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  return fail(Result::error(
+  return commandFail(Result::error(
       ATTN_ERROR_RUNTIME,
       "the kernel scheduled by Halide's " + autoscheduler +
           " autoscheduler crashed (signal " + std::to_string(signal) + ", " +
@@ -335,19 +333,19 @@ static int runModel(const RunOptions &options) {
   auto start = Clock::now();
   if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
       !ran.ok())
-    return fail(ran);
+    return commandFail(ran);
   double runMs = millisSince(start);
 
   std::map<std::string, std::string> outputFiles;
   for (const std::string &spec : options.outputs) {
     std::string name, path;
     if (!splitAssignment(spec, name, path))
-      return fail(usage("expected --output NAME=FILE.npy, got '" + spec + "'"));
+      return commandFail(commandUsage("expected --output NAME=FILE.npy, got '" + spec + "'"));
     if (!p->outputs.count(name)) {
       std::string names;
       for (const auto &entry : p->outputs)
         names += (names.empty() ? "" : ", ") + entry.first;
-      return fail(usage("unknown output '" + name +
+      return commandFail(commandUsage("unknown output '" + name +
                         "'; the model's outputs are " + names));
     }
     outputFiles[name] = path;
@@ -365,7 +363,7 @@ static int runModel(const RunOptions &options) {
     if (file != outputFiles.end()) {
       Result written = runtime::writeNpy(file->second, t.shape, t.data.data());
       if (!written.ok())
-        return fail(written);
+        return commandFail(written);
     }
   }
   llvm::outs() << "time: compile " << llvm::format("%.1f", p->compileMs)
@@ -381,7 +379,7 @@ static int benchModel(const RunOptions &options) {
   for (int i = 0; i < options.warmup; ++i)
     if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
         !ran.ok())
-      return fail(ran);
+      return commandFail(ran);
   codegen::resetBufferPoolPeak();
   std::vector<double> times;
   auto begin = Clock::now();
@@ -390,7 +388,7 @@ static int benchModel(const RunOptions &options) {
     auto start = Clock::now();
     if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
         !ran.ok())
-      return fail(ran);
+      return commandFail(ran);
     times.push_back(millisSince(start));
   }
   std::sort(times.begin(), times.end());

@@ -47,6 +47,9 @@ cl::SubCommand compileCmd("compile", "Compile a model to lib<model>.a and "
                                      "<model>.h");
 cl::SubCommand tuneCmd("tune", "Search schedules for this machine and keep "
                                "every measurement in a tuning database");
+cl::SubCommand generateCmd("generate", "Generate tokens with a causal "
+                                       "language model, decoded one token "
+                                       "at a time");
 cl::SubCommand dbCmd("db", "Show, check, export, import or merge a tuning "
                            "database: attnc db show|check|export|import|merge "
                            "FILE [ARGS...]");
@@ -54,14 +57,14 @@ cl::SubCommand dbCmd("db", "Show, check, export, import or merge a tuning "
 cl::opt<std::string> inputFile(cl::cat(attncOptions), cl::Positional,
                                cl::desc("<model.attn>"), cl::Required,
                                cl::sub(cl::SubCommand::getTopLevel()),
-                               cl::sub(runCmd), cl::sub(benchCmd),
+                               cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd),
                                cl::sub(compileCmd), cl::sub(tuneCmd));
 cl::opt<std::string> modelName(cl::cat(attncOptions), "model",
                                cl::desc("Model to use when the file "
                                         "defines several"),
                                cl::value_desc("name"),
                                cl::sub(cl::SubCommand::getTopLevel()),
-                               cl::sub(runCmd), cl::sub(benchCmd),
+                               cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd),
                                cl::sub(compileCmd), cl::sub(tuneCmd));
 cl::opt<Emit> emit(
     cl::cat(attncOptions), "emit", cl::desc("Stage to print"),
@@ -98,12 +101,12 @@ cl::opt<bool> debugInfo(cl::cat(attncOptions), "mlir-print-debuginfo",
 // run / bench
 cl::opt<std::string> weightsFile(cl::cat(attncOptions), "weights",
                                  cl::desc("Weights (safetensors)"),
-                                 cl::value_desc("file"), cl::sub(runCmd),
+                                 cl::value_desc("file"), cl::sub(runCmd), cl::sub(generateCmd),
                                  cl::sub(benchCmd));
 cl::opt<int64_t> randomWeights(cl::cat(attncOptions), "random-weights",
                                cl::desc("Use deterministic random weights"),
                                cl::value_desc("seed"), cl::init(-1),
-                               cl::sub(runCmd), cl::sub(benchCmd));
+                               cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd));
 cl::list<std::string> inputs(cl::cat(attncOptions), "input",
                              cl::desc("An input (.npy, f32, C order)"),
                              cl::value_desc("name=file.npy"), cl::sub(runCmd),
@@ -123,7 +126,7 @@ cl::list<std::string> dims(cl::cat(attncOptions), "dim",
                            cl::sub(benchCmd));
 cl::opt<int> threads(cl::cat(attncOptions), "threads",
                      cl::desc("Worker threads (default: all cores)"),
-                     cl::init(0), cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
+                     cl::init(0), cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<std::string> targetSpec(cl::cat(attncOptions), "target",
                                 cl::desc("host, x86-64-linux-avx2, "
                                          "host-cuda-cuda_capability_80, ... (a "
@@ -147,7 +150,7 @@ cl::opt<std::string> cacheDir(cl::cat(attncOptions), "cache-dir",
                                        "$ATTNC_CACHE_DIR, else "
                                        "$XDG_CACHE_HOME/attnc, else "
                                        "~/.cache/attnc)"),
-                              cl::value_desc("dir"), cl::sub(runCmd),
+                              cl::value_desc("dir"), cl::sub(runCmd), cl::sub(generateCmd),
                               cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<std::string> tuningDb(cl::cat(attncOptions), "tuning-db",
                               cl::desc("Use the fastest schedules this "
@@ -190,8 +193,9 @@ cl::opt<std::string> tuneOrder(
              "last) or random (no ranking: to measure what the model gains)"),
     cl::value_desc("model|random"), cl::init("model"), cl::sub(tuneCmd));
 cl::opt<uint64_t> seed(cl::cat(attncOptions), "seed",
-                       cl::desc("Seed of the search, weights and inputs"),
-                       cl::init(1), cl::sub(tuneCmd));
+                       cl::desc("Seed of the search, weights and inputs (tune), or of the "
+                                "sampling and the random prompt (generate)"),
+                       cl::init(1), cl::sub(tuneCmd), cl::sub(generateCmd));
 // db
 cl::list<std::string> dbArgs(cl::cat(attncOptions), cl::Positional,
                              cl::desc("show|check|export|import|merge FILE "
@@ -201,13 +205,13 @@ cl::list<std::string> dbArgs(cl::cat(attncOptions), cl::Positional,
 cl::opt<bool> noCache(cl::cat(attncOptions), "no-cache",
                       cl::desc("Compile every kernel anew; read and write "
                                "no compile cache"),
-                      cl::init(false), cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
+                      cl::init(false), cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<int64_t> streamRows(
     cl::cat(attncOptions), "stream-rows",
     cl::desc("Run a causal chunked model (FLASH causal) over blocks of this "
              "many rows of its sequence, carrying the chunk prefix between "
              "them: memory of a block, not of the sequence (0: whole)"),
-    cl::value_desc("rows"), cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
+    cl::value_desc("rows"), cl::init(0), cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd));
 cl::opt<int> warmup(cl::cat(attncOptions), "warmup",
                     cl::desc("Untimed runs first"), cl::init(2),
                     cl::sub(benchCmd));
@@ -218,6 +222,29 @@ cl::opt<double> minSeconds(cl::cat(attncOptions), "min-time",
                            cl::desc("Keep timing for at least "
                                     "this many seconds"),
                            cl::init(1.0), cl::sub(benchCmd));
+
+// generate
+cl::opt<std::string> promptIds(cl::cat(attncOptions), "prompt-ids",
+                               cl::desc("The prompt's token ids"),
+                               cl::value_desc("id,id,..."),
+                               cl::sub(generateCmd));
+cl::opt<int64_t> context(cl::cat(attncOptions), "context",
+                         cl::desc("A prompt of this many random ids "
+                                  "(--seed), to time steps at a context"),
+                         cl::value_desc("tokens"), cl::init(0),
+                         cl::sub(generateCmd));
+cl::opt<int64_t> steps(cl::cat(attncOptions), "steps",
+                       cl::desc("Tokens to generate"), cl::init(16),
+                       cl::sub(generateCmd));
+cl::opt<std::string> sample(cl::cat(attncOptions), "sample",
+                            cl::desc("greedy (the largest logit) or random "
+                                     "(drawn from the softmax, --seed)"),
+                            cl::value_desc("greedy|random"),
+                            cl::init("greedy"), cl::sub(generateCmd));
+cl::opt<bool> benchGenerate(cl::cat(attncOptions), "bench",
+                            cl::desc("Print the timings and the state's "
+                                     "bytes only, not the ids"),
+                            cl::init(false), cl::sub(generateCmd));
 
 /// The session stage whose IR `--emit` prints.
 driver::Stage stageFor(Emit kind) {
@@ -356,6 +383,17 @@ int main(int argc, char **argv) {
     o.cache.enabled = !noCache;
     o.cache.directory = cacheDir;
     return driver::tuneCommand(o);
+  }
+  if (generateCmd) {
+    driver::GenerateOptions o;
+    o.run = runOptions();
+    o.promptIds = promptIds;
+    o.context = context;
+    o.steps = steps;
+    o.sample = sample;
+    o.seed = seed;
+    o.bench = benchGenerate;
+    return driver::generateCommand(o);
   }
   if (dbCmd)
     return driver::dbCommand(dbArgs, outputFile == "-" ? std::string()
