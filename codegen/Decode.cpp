@@ -37,32 +37,6 @@ static runtime::Result blockBuffer(const TensorInfo &info, int rows,
   return runtime::Result::success();
 }
 
-namespace {
-/// A streamed pipeline's blocks: one StreamState.
-class StreamBlocks : public SequenceBlocks {
-public:
-  StreamBlocks(const Lowering &lowering, BlockRunner runner)
-      : state(lowering), runner(std::move(runner)) {}
-  runtime::Result run(const std::vector<Buffer<float>> &inputs,
-                      const std::vector<Buffer<float>> &outputs, int rows,
-                      bool commit) override {
-    std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
-    return state.run(inputs, views, rows, commit, runner);
-  }
-  void reset() override { state.reset(); }
-  int64_t stateBytes() const override { return state.bytes(); }
-
-private:
-  StreamState state;
-  BlockRunner runner;
-};
-} // namespace
-
-std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
-                                             BlockRunner runner) {
-  return std::make_unique<StreamBlocks>(lowering, std::move(runner));
-}
-
 /// Halide dim of `info`'s rows.
 static int rowDim(const TensorInfo &info) {
   return int(info.shape.size() - 1 - streamRowAxis(info));

@@ -32,28 +32,6 @@
 
 namespace attnc::codegen {
 
-/// Runs the blocks of one sequence: a streamed pipeline (StreamState), or
-/// a streamed program (one StreamState per step).
-class SequenceBlocks {
-public:
-  virtual ~SequenceBlocks() = default;
-  /// Runs the next block: `inputs` and `outputs` are views of its `rows`
-  /// rows (blockOf). With `commit` the state moves past the block;
-  /// without, it stays where it was (StreamState::run).
-  virtual runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
-                              const std::vector<Halide::Buffer<float>> &outputs,
-                              int rows, bool commit) = 0;
-  /// Back to the start of a sequence.
-  virtual void reset() = 0;
-  /// The bytes of the carries.
-  virtual int64_t stateBytes() const = 0;
-};
-
-/// The blocks of one sequence of the streamed kernel `lowering` lowered,
-/// run by `runner` (Stream.h). `lowering` must outlive them.
-std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
-                                             BlockRunner runner);
-
 /// One sequence decoded incrementally. Not thread-safe; one per sequence.
 class Decoder {
 public:

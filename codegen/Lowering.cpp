@@ -583,7 +583,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
   if (mlir::failed(checkStaticExtents(func)))
     return mlir::failure();
   if (streaming()) {
-    if (mlir::failed(checkStreamable(func, options)))
+    if (!streamChecked && mlir::failed(checkStreamable(func, options)))
       return mlir::failure();
     streamOffset = ImageParam(Float(32), 1, "stream_offset");
     streamOffset.dim(0).set_bounds(0, 1);

@@ -134,6 +134,10 @@ public:
                               const std::vector<Halide::Var> &vars,
                               const Halide::Expr &value);
   bool streaming() const { return options.streamRows > 0; }
+  /// Streamed: the function is one a program calls, and checkStreamable
+  /// accepted the model with it (lowerFunction does not check it alone:
+  /// it has no sequence dim of its own).
+  bool streamChecked = false;
   /// The position of row 0 of the rows a stage sees: streamOffset's value
   /// when streaming, else 0.
   Halide::Expr rowOffset() const;

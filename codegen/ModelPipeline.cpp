@@ -77,9 +77,17 @@ struct ModelPipeline::Impl {
   /// Not streamed: the rows it could stream in, or 0 (suggestedStreamRows).
   int64_t streamHint = 0;
 
+  /// Runs the program's steps; streamed, on one block of `rows` rows with
+  /// one StreamState per step in `states` (ProgramBlocks).
   runtime::Result runProgram(const std::vector<Buffer<float>> &inputs,
                              const std::vector<Buffer<float>> &weights,
-                             std::vector<Buffer<float>> &outputs);
+                             std::vector<Buffer<float>> &outputs,
+                             std::vector<StreamState> *states = nullptr,
+                             int rows = 0, bool commit = true);
+  /// The blocks of one sequence of the streamed model on `weights`.
+  std::unique_ptr<SequenceBlocks>
+  sequenceBlocks(const std::vector<Buffer<float>> &weights);
+  struct ProgramBlocks;
   runtime::Result checkProgram(const std::vector<std::vector<int64_t>> &inputs,
                                const std::vector<std::vector<int64_t>> &outputs,
                                int64_t ioBytes) const;
@@ -100,13 +108,11 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
       impl.scheduleSource = summary.str();
   try {
     if (callsFunctions(model)) {
-      if (options.streamRows > 0)
-        return mlir::emitError(model.getLoc())
-                   << "--stream-rows runs models compiled as one pipeline; '"
-                   << impl.name
-                   << "' repeats layers, which are compiled as kernels of "
-                      "their own (not streamed yet)",
-               nullptr;
+      // Streamed, the model is checked with the functions it calls, whose
+      // kernels then take a stream offset and carries of their own.
+      if (options.streamRows > 0 &&
+          mlir::failed(checkStreamable(model, impl.options)))
+        return nullptr;
       impl.program = Program::build(model, impl.options);
       if (!impl.program)
         return nullptr;
@@ -405,17 +411,13 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
   for (size_t i = 0; i < inputs.size() && i < infos.size(); ++i)
     if (runtime::Result ids = checkTokenIds(infos[i], inputs[i]); !ids.ok())
       return ids;
+  if (impl->options.streamRows > 0)
+    return runStreamed(this->inputs(), this->outputs(),
+                       impl->options.streamRows, inputs, outputs,
+                       *impl->sequenceBlocks(weights));
   if (impl->program)
     return impl->runProgram(inputs, weights, outputs);
   std::string what = "the kernel of model '" + impl->name + "'";
-  if (impl->lowering.streaming())
-    return runStreamed(
-        impl->lowering, inputs, outputs,
-        [&](const std::vector<Buffer<float>> &args,
-            std::vector<Buffer<void>> &results) {
-          return runKernel(impl->pipeline, impl->lowering, impl->native.get(),
-                           args, weights, results, what);
-        });
   std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
   runtime::Result result =
       runKernel(impl->pipeline, impl->lowering, impl->native.get(), inputs,
@@ -429,26 +431,57 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
 runtime::Result
 ModelPipeline::decoder(const std::vector<Buffer<float>> &weights,
                        std::unique_ptr<Decoder> &decoder) {
-  if (impl->program)
-    return runtime::Result::error(
-        ATTN_ERROR_ARGUMENT,
-        "model '" + impl->name +
-            "' repeats layers, which are compiled as kernels of their own: "
-            "decoding them is not supported yet");
-  if (!impl->lowering.streaming())
+  if (impl->options.streamRows == 0)
     return runtime::Result::error(
         ATTN_ERROR_ARGUMENT, "model '" + impl->name +
                                  "' was not compiled to stream: decoding "
                                  "needs CodegenOptions::streamRows");
-  std::string what = "the kernel of model '" + impl->name + "'";
-  BlockRunner runner = [impl = impl.get(), weights,
+  return Decoder::create(inputs(), outputs(), int(impl->options.streamRows),
+                         impl->sequenceBlocks(weights), decoder);
+}
+
+/// A streamed program's blocks: the steps in order on each block, each
+/// with its own carries (a layer kernel called N times carries N states).
+struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
+  ProgramBlocks(Impl &impl, std::vector<Buffer<float>> weights)
+      : impl(impl), weights(std::move(weights)) {
+    for (const Step &step : impl.program->steps)
+      states.emplace_back(step.kernel->lowering);
+  }
+  runtime::Result run(const std::vector<Buffer<float>> &inputs,
+                      const std::vector<Buffer<float>> &outputs, int rows,
+                      bool commit) override {
+    std::vector<Buffer<float>> out = outputs;
+    return impl.runProgram(inputs, weights, out, &states, rows, commit);
+  }
+  void reset() override {
+    for (StreamState &state : states)
+      state.reset();
+  }
+  int64_t stateBytes() const override {
+    int64_t total = 0;
+    for (const StreamState &state : states)
+      total += state.bytes();
+    return total;
+  }
+
+  Impl &impl;
+  std::vector<Buffer<float>> weights;
+  std::vector<StreamState> states;
+};
+
+std::unique_ptr<SequenceBlocks>
+ModelPipeline::Impl::sequenceBlocks(const std::vector<Buffer<float>> &weights) {
+  if (program)
+    return std::make_unique<ProgramBlocks>(*this, weights);
+  std::string what = "the kernel of model '" + name + "'";
+  BlockRunner runner = [this, weights,
                         what](const std::vector<Buffer<float>> &args,
                               std::vector<Buffer<void>> &results) {
-    return runKernel(impl->pipeline, impl->lowering, impl->native.get(), args,
-                     weights, results, what);
+    return runKernel(pipeline, lowering, native.get(), args, weights, results,
+                     what);
   };
-  return Decoder::create(inputs(), outputs(), int(impl->options.streamRows),
-                         streamBlocks(impl->lowering, runner), decoder);
+  return streamBlocks(lowering, runner);
 }
 
 /// The argument of `step` whose memory its result `r` of `shape` takes
@@ -464,7 +497,9 @@ static const Slot *inPlaceSource(const Step &step, size_t r,
 runtime::Result
 ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
                                 const std::vector<Buffer<float>> &weights,
-                                std::vector<Buffer<float>> &outputs) {
+                                std::vector<Buffer<float>> &outputs,
+                                std::vector<StreamState> *states, int rows,
+                                bool commit) {
   // Temporaries come from the pool: a repeated run reuses their pages, and
   // the peak-memory figure counts them.
   struct Free {
@@ -517,10 +552,16 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
       views.push_back(buffer(slot));
     }
     ProgramKernel &kernel = *step.kernel;
-    runtime::Result result = runKernel(
-        kernel.pipeline, kernel.lowering, kernel.native.get(), args,
-        stepWeights, views,
-        "the kernel of '" + step.label + "' in model '" + name + "'");
+    std::string what =
+        "the kernel of '" + step.label + "' in model '" + name + "'";
+    auto runner = [&](const std::vector<Buffer<float>> &kernelArgs,
+                      std::vector<Buffer<void>> &results) {
+      return runKernel(kernel.pipeline, kernel.lowering, kernel.native.get(),
+                       kernelArgs, stepWeights, results, what);
+    };
+    runtime::Result result =
+        states ? (*states)[k].run(args, views, rows, commit, runner)
+               : runner(args, views);
     if (!result.ok())
       return result;
     for (size_t t = 0; t < program->temps; ++t)
@@ -587,14 +628,16 @@ runtime::Result ModelPipeline::checkResources(
     if (!add("output '" + outputs()[i].name + "'", outputShapes[i],
              &outputs()[i]))
       return withStreamHint(fits);
+  // What the kernels see: blocks when streamed.
+  std::vector<std::vector<int64_t>> seen = inputShapes, seenOut = outputShapes;
+  for (auto [shapes, infos] : {std::tie(seen, inputs()),
+                               std::tie(seenOut, outputs())})
+    for (size_t i = 0; streamed && i < shapes.size(); ++i)
+      shapes[i] = blockShape(shapes[i], streamRowAxis(infos[i]),
+                             impl->options.streamRows);
   if (impl->program)
-    return impl->checkProgram(inputShapes, outputShapes, ioBytes);
+    return impl->checkProgram(seen, seenOut, ioBytes);
   const Lowering &lowering = impl->lowering;
-  std::vector<std::vector<int64_t>> seen = inputShapes; // by the kernel
-  if (streamed)
-    for (size_t i = 0; i < seen.size(); ++i)
-      seen[i] = blockShape(seen[i], streamRowAxis(inputs()[i]),
-                           impl->options.streamRows);
   fits = checkStoredBuffers(lowering.stored, lowering.inputParams, seen,
                             ioBytes, impl->maxBufferBytes);
   return withStreamHint(fits);

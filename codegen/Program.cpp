@@ -130,9 +130,15 @@ std::unique_ptr<Program> Program::build(mlir::func::FuncOp model,
     if (!kernel) {
       auto owned = std::make_unique<ProgramKernel>(options);
       owned->function = cIdentifier(callee.getSymName().str());
+      // Streamed, the model was checked with its callees (checkStreamable).
+      owned->lowering.streamChecked = true;
       if (mlir::failed(owned->lowering.lowerFunction(callee)))
         return nullptr;
-      owned->pipeline = Pipeline(owned->lowering.outputFuncs);
+      std::vector<Func> outputs = owned->lowering.outputFuncs;
+      for (const Lowering::StreamCarry &carry :
+           owned->lowering.streamCarries)
+        outputs.push_back(carry.next);
+      owned->pipeline = Pipeline(outputs);
       owned->source = kernelSource(callee, options);
       kernel = owned.get();
       program->kernels.push_back(std::move(owned));

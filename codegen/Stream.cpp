@@ -150,9 +150,22 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
              << (info.dtype == "i32" ? "last" : "second-last")
              << " axis) after the batch dims of '" << front.name << "'";
   }
-  mlir::WalkResult walked = func.walk([&](mlir::Operation *op) {
-    if (op == func.getOperation() || op->getParentOfType<attn::AttentionOp>())
+  // The model's ops and those of the functions it calls (a program's
+  // layers and glue).
+  std::function<mlir::WalkResult(mlir::Operation *)> check =
+      [&](mlir::Operation *op) {
+    if (mlir::isa<mlir::func::FuncOp>(op) ||
+        op->getParentOfType<attn::AttentionOp>())
       return mlir::WalkResult::advance(); // a score region's scalar ops
+    if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op)) {
+      auto callee =
+          mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
+              call, call.getCalleeAttr());
+      if (callee && !callee.isExternal())
+        return callee.walk(check).wasInterrupted()
+                   ? mlir::WalkResult::interrupt()
+                   : mlir::WalkResult::advance();
+    }
     std::string why = whyNotStreamable(op, rows);
     if (why.empty())
       return mlir::WalkResult::advance();
@@ -161,14 +174,20 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
         << subject << " cannot run model '" << func.getSymName()
         << "' block by block: '" << op->getName() << "' here: " << why;
     return mlir::WalkResult::interrupt();
-  });
-  return mlir::failure(walked.wasInterrupted());
+  };
+  return mlir::failure(func.walk(check).wasInterrupted());
 }
 
 int64_t smallestStreamRows(mlir::func::FuncOp func) {
   int64_t rows = 1;
-  func.walk([&](attn::ChunkOp chunk) {
-    rows = std::lcm(rows, int64_t(chunk.getChunk()));
+  func.walk([&](mlir::Operation *op) {
+    if (auto chunk = mlir::dyn_cast<attn::ChunkOp>(op))
+      rows = std::lcm(rows, int64_t(chunk.getChunk()));
+    if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op))
+      if (auto callee =
+              mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
+                  call, call.getCalleeAttr()))
+        rows = std::lcm(rows, smallestStreamRows(callee));
   });
   return rows;
 }
@@ -268,6 +287,32 @@ runtime::Result StreamState::run(const std::vector<Buffer<float>> &inputs,
   return ran;
 }
 
+namespace {
+/// A streamed pipeline's blocks: one StreamState.
+class StreamBlocks : public SequenceBlocks {
+public:
+  StreamBlocks(const Lowering &lowering, BlockRunner runner)
+      : state(lowering), runner(std::move(runner)) {}
+  runtime::Result run(const std::vector<Buffer<float>> &inputs,
+                      const std::vector<Buffer<float>> &outputs, int rows,
+                      bool commit) override {
+    std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
+    return state.run(inputs, views, rows, commit, runner);
+  }
+  void reset() override { state.reset(); }
+  int64_t stateBytes() const override { return state.bytes(); }
+
+private:
+  StreamState state;
+  BlockRunner runner;
+};
+} // namespace
+
+std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
+                                             BlockRunner runner) {
+  return std::make_unique<StreamBlocks>(lowering, std::move(runner));
+}
+
 /// The Halide dim of each tensor's rows (streamRowAxis).
 static std::vector<int> rowDims(const std::vector<TensorInfo> &infos) {
   std::vector<int> dims;
@@ -276,32 +321,30 @@ static std::vector<int> rowDims(const std::vector<TensorInfo> &infos) {
   return dims;
 }
 
-runtime::Result runStreamed(const Lowering &lowering,
+runtime::Result runStreamed(const std::vector<TensorInfo> &inputInfos,
+                            const std::vector<TensorInfo> &outputInfos,
+                            int64_t rows,
                             const std::vector<Buffer<float>> &inputs,
                             std::vector<Buffer<float>> &outputs,
-                            const BlockRunner &runBlock) {
-  std::vector<int> inRows = rowDims(lowering.inputs),
-                   outRows = rowDims(lowering.outputs);
+                            SequenceBlocks &blocks) {
+  std::vector<int> inRows = rowDims(inputInfos),
+                   outRows = rowDims(outputInfos);
   const Buffer<float> &first = inputs.front();
-  int rows = first.dim(inRows[0]).extent();
-  int block = int(lowering.options.streamRows);
+  int length = first.dim(inRows[0]).extent();
+  int block = int(rows);
   int64_t entries = 1;
   for (int d = inRows[0] + 1; d < first.dimensions(); ++d)
     entries *= first.dim(d).extent();
-  StreamState state(lowering);
   for (int64_t entry = 0; entry < entries; ++entry) {
-    state.reset();
-    for (int start = 0; start < rows; start += block) {
-      int count = std::min(block, rows - start);
-      std::vector<Buffer<float>> args;
+    blocks.reset();
+    for (int start = 0; start < length; start += block) {
+      int count = std::min(block, length - start);
+      std::vector<Buffer<float>> in, out;
       for (size_t i = 0; i < inputs.size(); ++i)
-        args.push_back(blockOf(inputs[i], inRows[i], entry, start, count));
-      std::vector<Buffer<void>> results;
+        in.push_back(blockOf(inputs[i], inRows[i], entry, start, count));
       for (size_t i = 0; i < outputs.size(); ++i)
-        results.push_back(
-            blockOf(outputs[i], outRows[i], entry, start, count));
-      if (runtime::Result ran =
-              state.run(args, results, count, /*commit=*/true, runBlock);
+        out.push_back(blockOf(outputs[i], outRows[i], entry, start, count));
+      if (runtime::Result ran = blocks.run(in, out, count, /*commit=*/true);
           !ran.ok())
         return ran;
     }

@@ -99,13 +99,38 @@ private:
   int64_t at = 0;
 };
 
-/// Runs the streamed kernel that `lowering` lowered over whole `inputs`
-/// into whole `outputs` (Halide order): per batch entry, a StreamState
-/// from zero, then blocks of options.streamRows rows in order.
-runtime::Result runStreamed(const Lowering &lowering,
+/// Runs the blocks of one sequence: a streamed pipeline (StreamState), or
+/// a streamed program (one StreamState per step).
+class SequenceBlocks {
+public:
+  virtual ~SequenceBlocks() = default;
+  /// Runs the next block: `inputs` and `outputs` are views of its `rows`
+  /// rows (blockOf). With `commit` the state moves past the block;
+  /// without, it stays where it was (StreamState::run).
+  virtual runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
+                              const std::vector<Halide::Buffer<float>> &outputs,
+                              int rows, bool commit) = 0;
+  /// Back to the start of a sequence.
+  virtual void reset() = 0;
+  /// The bytes of the carries.
+  virtual int64_t stateBytes() const = 0;
+};
+
+/// The blocks of one sequence of the streamed kernel `lowering` lowered,
+/// run by `runner` (Stream.h). `lowering` must outlive them.
+std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
+                                             BlockRunner runner);
+
+/// Runs a streamed model (a pipeline or a program, through `blocks`)
+/// over whole `inputs` into whole `outputs` (Halide order; `inputInfos`
+/// and `outputInfos` say where their rows are, streamRowAxis): per batch
+/// entry, from the start of a sequence, blocks of `rows` rows in order.
+runtime::Result runStreamed(const std::vector<TensorInfo> &inputInfos,
+                            const std::vector<TensorInfo> &outputInfos,
+                            int64_t rows,
                             const std::vector<Halide::Buffer<float>> &inputs,
                             std::vector<Halide::Buffer<float>> &outputs,
-                            const BlockRunner &runBlock);
+                            SequenceBlocks &blocks);
 
 } // namespace attnc::codegen
 

@@ -4,7 +4,8 @@
 // prompt of n rows prefilled and then k rows one step at a time, gives at
 // every step the outputs the whole-sequence run gives at that position,
 // within 1e-5 relative, for prompts and totals on both sides of chunk
-// boundaries; its state's bytes do not grow with the context. Errors: a
+// boundaries, for one pipeline and for a program of repeated layer
+// kernels; its state's bytes do not grow with the context. Errors: a
 // model that cannot be decoded is refused at compile time, a bad token id
 // in a step leaves the sequence as it was.
 //
@@ -52,6 +53,25 @@ const char *kTokenModel = R"(model lm {
             rope_mode = interleaved, shift_tokens = true, norm_clamp = true,
             norm = scale_norm)
   output logits = h @ head
+}
+)";
+
+/// The same layer, repeated: a program of layer kernels, each call with
+/// carries of its own; a layer-normed head.
+const char *kTokenStack = R"(model stack {
+  dim d = 32
+  dim vocab = 40
+  dim n : seq
+  dim b : batch
+  input ids : i32[b, n]
+  param tok : f32[vocab, d]
+  param head_norm_weight : f32[d]
+  param head_norm_bias : f32[d]
+  param head : f32[d, vocab]
+  x = embedding(ids, tok)
+  h = repeat 3 flash(x, e = 64, s = 16, chunk = 8, causal = true,
+                     rope_dims = 8, shift_tokens = true) as layers
+  output logits = layer_norm(h, head_norm_weight, head_norm_bias) @ head
 }
 )";
 
@@ -112,11 +132,12 @@ double rowError(const HostTensor &decoded, const HostTensor &whole,
 void expectDecodingMatchesWholeRun(const char *source,
                                    const std::string &inputName,
                                    const std::string &outputName,
-                                   size_t rowAxis) {
+                                   size_t rowAxis, bool program = false) {
   auto whole = compile(source, /*decode=*/false);
   auto decoding = compile(source, /*decode=*/true);
   ASSERT_TRUE(whole->jit) << whole->diagnostics;
   ASSERT_TRUE(decoding->jit) << decoding->diagnostics;
+  EXPECT_EQ(!decoding->jit->pipeline().kernels().empty(), program);
   TensorMap weights =
       codegen::randomWeights(whole->jit->pipeline().weights(), 5);
   constexpr int64_t kTotal = 40; // five chunks of 8
@@ -153,6 +174,11 @@ TEST(Decode, FlashLayerStepsEqualTheWholeRun) {
 
 TEST(Decode, TokenModelWithFlashPytorchOptionsStepsEqualTheWholeRun) {
   expectDecodingMatchesWholeRun(kTokenModel, "ids", "logits", /*rowAxis=*/1);
+}
+
+TEST(Decode, RepeatedLayersStepsEqualTheWholeRun) {
+  expectDecodingMatchesWholeRun(kTokenStack, "ids", "logits", /*rowAxis=*/1,
+                                /*program=*/true);
 }
 
 TEST(Decode, BadTokenIdInAStepLeavesTheSequenceAsItWas) {
