@@ -78,12 +78,13 @@ struct ModelPipeline::Impl {
   int64_t streamHint = 0;
 
   /// Runs the program's steps; streamed, on one block of `rows` rows with
-  /// one StreamState per step in `states` (ProgramBlocks).
+  /// one StreamState per step in `states` (ProgramBlocks), which the
+  /// caller advances once every step has run.
   runtime::Result runProgram(const std::vector<Buffer<float>> &inputs,
                              const std::vector<Buffer<float>> &weights,
                              std::vector<Buffer<float>> &outputs,
                              std::vector<StreamState> *states = nullptr,
-                             int rows = 0, bool commit = true);
+                             int rows = 0);
   /// The blocks of one sequence of the streamed model on `weights`.
   std::unique_ptr<SequenceBlocks>
   sequenceBlocks(const std::vector<Buffer<float>> &weights);
@@ -452,7 +453,12 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
                       const std::vector<Buffer<float>> &outputs, int rows,
                       bool commit) override {
     std::vector<Buffer<float>> out = outputs;
-    return impl.runProgram(inputs, weights, out, &states, rows, commit);
+    runtime::Result ran = impl.runProgram(inputs, weights, out, &states, rows);
+    // Every step's carries advance together, or none (a failed step).
+    if (ran.ok() && commit)
+      for (StreamState &state : states)
+        state.advance(rows);
+    return ran;
   }
   void reset() override {
     for (StreamState &state : states)
@@ -498,8 +504,8 @@ runtime::Result
 ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
                                 const std::vector<Buffer<float>> &weights,
                                 std::vector<Buffer<float>> &outputs,
-                                std::vector<StreamState> *states, int rows,
-                                bool commit) {
+                                std::vector<StreamState> *states,
+                                int rows) {
   // Temporaries come from the pool: a repeated run reuses their pages, and
   // the peak-memory figure counts them.
   struct Free {
@@ -560,7 +566,7 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
                        kernelArgs, stepWeights, results, what);
     };
     runtime::Result result =
-        states ? (*states)[k].run(args, views, rows, commit, runner)
+        states ? (*states)[k].run(args, views, rows, runner)
                : runner(args, views);
     if (!result.ok())
       return result;

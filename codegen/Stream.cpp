@@ -265,8 +265,7 @@ int64_t StreamState::bytes() const {
 
 runtime::Result StreamState::run(const std::vector<Buffer<float>> &inputs,
                                  const std::vector<Buffer<void>> &outputs,
-                                 int rows, bool commit,
-                                 const BlockRunner &runBlock) {
+                                 int rows, const BlockRunner &runBlock) {
   if (at + rows > kMaxStreamedRows)
     return runtime::Result::error(
         ATTN_ERROR_ARGUMENT,
@@ -279,12 +278,12 @@ runtime::Result StreamState::run(const std::vector<Buffer<float>> &inputs,
   args.insert(args.end(), carries.begin(), carries.end());
   std::vector<Buffer<void>> results = outputs;
   results.insert(results.end(), nexts.begin(), nexts.end());
-  runtime::Result ran = runBlock(args, results);
-  if (!ran.ok() || !commit)
-    return ran;
+  return runBlock(args, results);
+}
+
+void StreamState::advance(int rows) {
   std::swap(carries, nexts);
   at += rows;
-  return ran;
 }
 
 namespace {
@@ -297,7 +296,10 @@ public:
                       const std::vector<Buffer<float>> &outputs, int rows,
                       bool commit) override {
     std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
-    return state.run(inputs, views, rows, commit, runner);
+    runtime::Result ran = state.run(inputs, views, rows, runner);
+    if (ran.ok() && commit)
+      state.advance(rows);
+    return ran;
   }
   void reset() override { state.reset(); }
   int64_t stateBytes() const override { return state.bytes(); }

@@ -82,13 +82,16 @@ public:
   /// Back to zero carries at row 0.
   void reset();
   /// Runs `runBlock` on the next block: `inputs` and `outputs` are views of
-  /// its rows [position(), position() + rows) (blockOf). With `commit` the
-  /// carries take their next values and position() moves past the block;
-  /// without, nothing changes (a partial chunk that a decoder runs again
-  /// with more rows). Positions past 2^24 are ATTN_ERROR_ARGUMENT.
+  /// its rows [position(), position() + rows) (blockOf). The carries' next
+  /// values are computed, not taken: advance() takes them. Positions past
+  /// 2^24 are ATTN_ERROR_ARGUMENT.
   runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
                       const std::vector<Halide::Buffer<void>> &outputs,
-                      int rows, bool commit, const BlockRunner &runBlock);
+                      int rows, const BlockRunner &runBlock);
+  /// After a run of `rows` rows: the carries take their next values and
+  /// position() moves past the block. Without it the state is as before
+  /// the run (a partial chunk that a decoder runs again with more rows).
+  void advance(int rows);
   int64_t position() const { return at; }
   /// The carries' bytes (in and next).
   int64_t bytes() const;
@@ -105,8 +108,9 @@ class SequenceBlocks {
 public:
   virtual ~SequenceBlocks() = default;
   /// Runs the next block: `inputs` and `outputs` are views of its `rows`
-  /// rows (blockOf). With `commit` the state moves past the block;
-  /// without, it stays where it was (StreamState::run).
+  /// rows (blockOf). With `commit` the state moves past the block, when
+  /// the whole block ran; otherwise it stays where it was
+  /// (StreamState::advance).
   virtual runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
                               const std::vector<Halide::Buffer<float>> &outputs,
                               int rows, bool commit) = 0;
@@ -117,7 +121,7 @@ public:
 };
 
 /// The blocks of one sequence of the streamed kernel `lowering` lowered,
-/// run by `runner` (Stream.h). `lowering` must outlive them.
+/// run by `runner`. `lowering` must outlive them.
 std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
                                              BlockRunner runner);
 

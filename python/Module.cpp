@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Aot.h"
+#include "codegen/Decode.h"
 #include "codegen/Jit.h"
 #include "codegen/Stopwatch.h"
 #include "driver/Session.h"
@@ -187,7 +188,8 @@ public:
         const std::string &target, const std::string &schedule, int threads,
         const std::string &tuningDb,
         const std::map<std::string, int64_t> &tuningDims,
-        const std::string &cacheDir, bool cache, int64_t streamRows)
+        const std::string &cacheDir, bool cache, int64_t streamRows,
+        bool decode)
       : threads(threads) {
     driver::SessionOptions options =
         sessionOptions(model, target, schedule, tuningDb);
@@ -198,6 +200,7 @@ public:
       throw InputError("stream_rows must be positive, or None to run the "
                        "whole sequence at once");
     options.streamRows = streamRows;
+    options.decode = decode;
     options.threads =
         threads > 0 ? threads
                     : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -220,11 +223,12 @@ public:
   std::string warnings() { return trimmed(diagnostics); }
 
   void loadWeights(const std::string &file, int64_t randomSeed) {
-    weights.clear();
-    Result loaded =
-        codegen::loadWeights(jit->pipeline(), file, randomSeed, weights);
-    if (!loaded.ok())
-      raise(loaded);
+    auto loaded = std::make_shared<TensorMap>();
+    if (Result read = codegen::loadWeights(jit->pipeline(), file, randomSeed,
+                                           *loaded);
+        !read.ok())
+      raise(read);
+    weights = std::move(loaded);
   }
 
   /// Weights from arrays (copied: the model keeps its own).
@@ -253,11 +257,11 @@ public:
         message += (i ? ", " : "") + unknown[i];
       throw InputError(message);
     }
-    weights = std::move(given);
+    weights = std::make_shared<TensorMap>(std::move(given));
   }
 
   void checkWeights() const {
-    if (Result checked = jit->checkWeights(weights); !checked.ok())
+    if (Result checked = jit->checkWeights(*weights); !checked.ok())
       raise(checked);
   }
 
@@ -331,7 +335,7 @@ public:
       if (threads > 0)
         setRuntimeThreads(threads);
       auto start = SteadyClock::now();
-      ran = jit->runBuffers(inBuffers, weights, outBuffers);
+      ran = jit->runBuffers(inBuffers, *weights, outBuffers);
       lastRunMs = millisSince(start);
     }
     if (!ran.ok())
@@ -366,7 +370,90 @@ private:
   llvm::raw_string_ostream diagOS{diagnostics};
   std::unique_ptr<driver::Session> session;
   std::unique_ptr<codegen::JitModel> jit;
-  TensorMap weights;
+  /// Replaced, never changed, by load_weights and set_weights: a decoder
+  /// keeps the weights it was made with.
+  std::shared_ptr<TensorMap> weights = std::make_shared<TensorMap>();
+  friend class SequenceDecoder;
+};
+
+/// attnc.Decoder's state: one sequence of a model loaded with decode=True,
+/// decoded incrementally (codegen/Decode.h).
+class SequenceDecoder {
+public:
+  explicit SequenceDecoder(Model &model)
+      : model(model), weights(model.weights) {
+    model.checkWeights();
+    if (Result made = model.jit->decoder(*weights, decoder); !made.ok())
+      raise(made);
+    const TensorInfo &first = model.pipeline().inputs().front();
+    seqDim = first.dims[codegen::streamRowAxis(first)];
+  }
+
+  /// Appends the rows of `inputs` (name -> array: batch dims 1, the same
+  /// rows in each); returns the outputs of those rows by name.
+  py::dict append(const py::dict &inputs) {
+    const codegen::ModelPipeline &pipeline = model.pipeline();
+    std::vector<Halide::Buffer<float>> in, out;
+    std::vector<py::array> keep;
+    int64_t rows = -1;
+    for (const TensorInfo &info : pipeline.inputs()) {
+      if (!inputs.contains(info.name))
+        throw InputError("missing input '" + info.name + "'");
+      py::array array = asArray(inputs[info.name.c_str()], "input", info.name);
+      std::vector<int64_t> shape =
+          checkedShape(array, "input", info.name, info.dtype == "i32");
+      size_t rowAxis = codegen::streamRowAxis(info);
+      bool fits = shape.size() == info.shape.size();
+      for (size_t d = 0; fits && d < shape.size(); ++d)
+        fits = d < rowAxis ? shape[d] == 1
+               : d == rowAxis ? shape[d] >= 1 && (rows < 0 || shape[d] == rows)
+                              : shape[d] == info.shape[d];
+      if (!fits)
+        throw InputError("input '" + info.name + "' has shape " +
+                         runtime::shapeString(shape) + "; a decoder takes " +
+                         info.shapeString() + " with batch dims 1" +
+                         (rows > 0 ? " and " + std::to_string(rows) + " rows"
+                                   : std::string()));
+      rows = shape[rowAxis];
+      in.push_back(codegen::hostView(
+          static_cast<const float *>(array.data()), shape));
+      keep.push_back(array);
+    }
+    py::dict result;
+    for (const TensorInfo &info : pipeline.outputs()) {
+      std::vector<int64_t> shape = info.shape;
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (info.dims[d] == seqDim)
+          shape[d] = rows;
+        else if (shape[d] < 0)
+          shape[d] = 1;
+      py::array_t<float> array(shape);
+      out.push_back(codegen::hostView(array.mutable_data(), shape));
+      result[info.name.c_str()] = array;
+    }
+    Result ran;
+    {
+      py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> lock(runMutex);
+      if (model.threads > 0)
+        setRuntimeThreads(model.threads);
+      ran = decoder->append(in, out);
+    }
+    if (!ran.ok())
+      raise(ran);
+    return result;
+  }
+
+  void reset() { decoder->reset(); }
+  int64_t length() const { return decoder->length(); }
+  int64_t stateBytes() const { return decoder->stateBytes(); }
+  int blockRows() const { return decoder->blockRows(); }
+
+private:
+  Model &model;
+  std::shared_ptr<TensorMap> weights;
+  std::unique_ptr<codegen::Decoder> decoder;
+  std::string seqDim;
 };
 
 /// attnc.compile: lib<name>.a and <name>.h in `outputDir`; the paths.
@@ -470,11 +557,11 @@ PYBIND11_MODULE(_attnc, m) {
       .def(py::init<const std::string &, const std::string &,
                     const std::string &, const std::string &, int,
                     const std::string &, const std::map<std::string, int64_t> &,
-                    const std::string &, bool, int64_t>(),
+                    const std::string &, bool, int64_t, bool>(),
            py::arg("path"), py::arg("model"), py::arg("target"),
            py::arg("schedule"), py::arg("threads"), py::arg("tuning_db"),
            py::arg("tuning_dims"), py::arg("cache_dir"), py::arg("cache"),
-           py::arg("stream_rows"))
+           py::arg("stream_rows"), py::arg("decode"))
       .def("inputs",
            [](const Model &model) { return describe(model.pipeline().inputs()); })
       .def("outputs",
@@ -490,6 +577,14 @@ PYBIND11_MODULE(_attnc, m) {
       .def_readonly("last_buffers", &Model::lastBuffers)
       .def_readonly("last_run_ms", &Model::lastRunMs)
       .def("compile_times", &Model::compileTimes);
+
+  py::class_<SequenceDecoder>(m, "Decoder")
+      .def(py::init<Model &>(), py::arg("model"), py::keep_alive<1, 2>())
+      .def("append", &SequenceDecoder::append, py::arg("inputs"))
+      .def("reset", &SequenceDecoder::reset)
+      .def_property_readonly("length", &SequenceDecoder::length)
+      .def_property_readonly("state_bytes", &SequenceDecoder::stateBytes)
+      .def_property_readonly("block_rows", &SequenceDecoder::blockRows);
 
   m.def("compile", &compileLibrary, py::arg("path"), py::arg("out_dir"),
         py::arg("model"), py::arg("target"), py::arg("name"),

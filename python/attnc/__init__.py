@@ -31,7 +31,7 @@ import numpy as _np
 from . import _attnc
 from ._attnc import CompileError, Error, InputError, __version__
 
-__all__ = ["load", "compile", "emit", "Model", "TensorSpec", "Error",
+__all__ = ["load", "compile", "emit", "Model", "Decoder", "TensorSpec", "Error",
            "CompileError", "InputError", "__version__"]
 
 TensorSpec = collections.namedtuple("TensorSpec", "name shape dtype")
@@ -131,6 +131,18 @@ class Model:
         """m(x) or m(x=x): the inputs by position (the model's order) or by
         name. Returns the output, or a tuple of the outputs in the model's
         order when it has several."""
+        results = self.run(self._named_inputs(args, kwargs))
+        values = tuple(results[name] for name in self.outputs)
+        return values[0] if len(values) == 1 else values
+
+    def decoder(self):
+        """A Decoder of one sequence: the model (loaded with decode=True)
+        run incrementally, a prompt then a token at a time."""
+        return Decoder(self)
+
+    def _named_inputs(self, args, kwargs):
+        """The inputs of m(...) or d.append(...) by name: by position (the
+        model's order) or by name."""
         names = list(self.inputs)
         if len(args) > len(names):
             raise InputError(f"the model takes {len(names)} input(s) "
@@ -140,9 +152,7 @@ class Model:
             if name in inputs:
                 raise InputError(f"input '{name}' given twice")
             inputs[name] = value
-        results = self.run(inputs)
-        values = tuple(results[name] for name in self.outputs)
-        return values[0] if len(values) == 1 else values
+        return inputs
 
     @property
     def last_buffers(self):
@@ -169,9 +179,54 @@ class Model:
                f"{spec(self.outputs)}; {len(self.weights)} weights>"
 
 
+class Decoder:
+    """One sequence of a causal model decoded incrementally (`attnc
+    generate`, codegen/Decode.h): append() the prompt's rows, then a row (a
+    token) at a time; each append returns the outputs of its rows, equal to
+    the whole-sequence run's at those positions. The state (`state_bytes`)
+    is the carries between chunks and the current chunk's inputs, constant
+    in the context."""
+
+    def __init__(self, model):
+        self._model = model
+        self._decoder = _attnc.Decoder(model._model)
+
+    def append(self, *args, **kwargs):
+        """Appends rows: the inputs by position or name, batch dims 1
+        (token ids: an int32 array [1, r]). Returns the outputs of those r
+        rows ([1, r, ...]), or a tuple in the model's order."""
+        inputs = self._model._named_inputs(args, kwargs)
+        arrays = {name: _as_array(value, "input", name)
+                  for name, value in inputs.items()}
+        results = self._decoder.append(arrays)
+        values = tuple(results[name] for name in self._model.outputs)
+        return values[0] if len(values) == 1 else values
+
+    def reset(self):
+        """Starts a new sequence."""
+        self._decoder.reset()
+
+    @property
+    def length(self):
+        """Rows appended since the start."""
+        return self._decoder.length
+
+    @property
+    def state_bytes(self):
+        """The state's bytes: constant in length."""
+        return self._decoder.state_bytes
+
+    @property
+    def block_rows(self):
+        """The rows of a block (the model's chunk): a step runs the current
+        block's rows again."""
+        return self._decoder.block_rows
+
+
 def load(path, model=None, weights=None, target="host", threads=None,
          tuning_db=None, schedule="default", random_weights=None,
-         cache_dir=None, cache=True, tuning_dims=None, stream_rows=None):
+         cache_dir=None, cache=True, tuning_dims=None, stream_rows=None,
+         decode=False):
     """Compiles the model `model` (None: the file's only one) of the .attn
     file `path` for the host and binds its weights.
 
@@ -195,6 +250,10 @@ def load(path, model=None, weights=None, target="host", threads=None,
         this many rows of its sequence, the chunk prefix carried between
         blocks (`attnc run --stream-rows`): memory of a block, not of the
         sequence. A model that cannot stream is a CompileError at the op.
+    decode: compile for incremental decoding (m.decoder(); a streamed
+        model in blocks of its chunk, or of stream_rows). A model that
+        cannot be decoded (GAU, MHSA: attention over the whole sequence)
+        is a CompileError at the op.
     """
     if weights is not None and random_weights is not None:
         raise InputError("give either weights or random_weights, not both")
@@ -203,7 +262,7 @@ def load(path, model=None, weights=None, target="host", threads=None,
                             {str(k): int(v)
                              for k, v in (tuning_dims or {}).items()},
                             str(cache_dir or ""), bool(cache),
-                            int(stream_rows or 0))
+                            int(stream_rows or 0), bool(decode))
     if compiled.warnings():
         _warnings.warn(compiled.warnings(), stacklevel=2)
     if isinstance(weights, dict):
