@@ -117,6 +117,8 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
       impl.program = Program::build(model, impl.options);
       if (!impl.program)
         return nullptr;
+      if (options.streamRows == 0)
+        impl.streamHint = suggestedStreamRows(model, impl.options);
       return result;
     }
     if (mlir::failed(impl.lowering.lowerFunction(model)))
@@ -642,7 +644,7 @@ runtime::Result ModelPipeline::checkResources(
       shapes[i] = blockShape(shapes[i], streamRowAxis(infos[i]),
                              impl->options.streamRows);
   if (impl->program)
-    return impl->checkProgram(seen, seenOut, ioBytes);
+    return withStreamHint(impl->checkProgram(seen, seenOut, ioBytes));
   const Lowering &lowering = impl->lowering;
   fits = checkStoredBuffers(lowering.stored, lowering.inputParams, seen,
                             ioBytes, impl->maxBufferBytes);
