@@ -44,6 +44,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     contexts = [int(c) for c in args.contexts.split(",")]
+    if args.steps < 2:
+        sys.exit("--steps must be 2 or more (the first token needs no step)")
     print("FMA peak before: %.1f GFLOP/s" % fma_peak(args.attnc, args.threads))
     results = {c: [] for c in contexts}
     for r in range(args.rounds):

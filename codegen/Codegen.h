@@ -153,10 +153,11 @@ public:
                       const std::vector<Halide::Buffer<float>> &weights,
                       std::vector<Halide::Buffer<float>> &outputs);
 
-  /// A decoder of one sequence of a streamed model (Decode.h; its blocks
-  /// are CodegenOptions::streamRows rows) on `weights` (as run() takes
-  /// them; their memory must outlive the decoder). ATTN_ERROR_ARGUMENT
-  /// when the model was not compiled to stream or is a program.
+  /// A decoder of one sequence of a streamed model, one pipeline or a
+  /// program (Decode.h; its blocks are CodegenOptions::streamRows rows), on
+  /// `weights` (as run() takes them). This pipeline and the weights'
+  /// memory must outlive the decoder. ATTN_ERROR_ARGUMENT when the model
+  /// was not compiled to stream.
   runtime::Result decoder(const std::vector<Halide::Buffer<float>> &weights,
                           std::unique_ptr<Decoder> &decoder);
 

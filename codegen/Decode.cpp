@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Decode.h"
 
+#include "runtime/Tensor.h"
+
 #include <algorithm>
 
 namespace attnc::codegen {
@@ -16,30 +18,19 @@ using Halide::Buffer;
 /// rows; or an error when another axis is not static.
 static runtime::Result blockBuffer(const TensorInfo &info, int rows,
                                    Buffer<float> &buffer) {
-  size_t rowAxis = streamRowAxis(info);
-  std::vector<int> sizes;
-  for (size_t d = info.shape.size(); d-- > 0;) {
-    if (d == rowAxis)
-      sizes.push_back(rows);
-    else if (d < rowAxis)
-      sizes.push_back(1);
-    else if (info.shape[d] < 0)
+  std::vector<int64_t> shape = info.shape;
+  shape[streamRowAxis(info)] = rows;
+  shape = blockShape(shape, streamRowAxis(info), rows);
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0)
       return runtime::Result::error(
           ATTN_ERROR_ARGUMENT,
           "decoding keeps a block of '" + info.name + "' " +
               info.shapeString() + ", whose axis " + std::to_string(d) +
               " ('" + info.dims[d] + "') must then have a static size");
-    else
-      sizes.push_back(int(info.shape[d]));
-  }
-  buffer = Buffer<float>(sizes);
+  buffer = Buffer<float>(std::vector<int>(shape.rbegin(), shape.rend()));
   buffer.fill(0.0f);
   return runtime::Result::success();
-}
-
-/// Halide dim of `info`'s rows.
-static int rowDim(const TensorInfo &info) {
-  return int(info.shape.size() - 1 - streamRowAxis(info));
 }
 
 runtime::Result Decoder::create(const std::vector<TensorInfo> &inputs,
@@ -56,7 +47,7 @@ runtime::Result Decoder::create(const std::vector<TensorInfo> &inputs,
        {std::tie(inputs, made->inRows, made->blockInputs),
         std::tie(outputs, made->outRows, made->blockOutputs)})
     for (const TensorInfo &info : infos) {
-      rows.push_back(rowDim(info));
+      rows.push_back(streamRowDim(info));
       buffers.emplace_back();
       if (runtime::Result sized =
               blockBuffer(info, blockRows, buffers.back());
@@ -90,20 +81,51 @@ static void copyRows(const Buffer<float> &source, int from, Buffer<float> dest,
   dest.get()->cropped(dim, to, count).copy_from(rows);
 }
 
+/// Whether `buffer` (the `role` `info`) is one sequence's rows: the
+/// block buffer's extents but in `rowDim`, where it has `rows` rows (the
+/// first tensor sets them).
+static runtime::Result checkRows(const char *role, const TensorInfo &info,
+                                 const Buffer<float> &buffer,
+                                 const Buffer<float> &block, int rowDim,
+                                 int &rows) {
+  bool fits = buffer.dimensions() == block.dimensions();
+  for (int d = 0; fits && d < block.dimensions(); ++d)
+    fits = d == rowDim ? buffer.dim(d).extent() >= 1 &&
+                             (rows < 0 || buffer.dim(d).extent() == rows)
+                       : buffer.dim(d).extent() == block.dim(d).extent();
+  if (fits) {
+    rows = buffer.dim(rowDim).extent();
+    return runtime::Result::success();
+  }
+  std::vector<int64_t> shape;
+  for (int d = buffer.dimensions(); d-- > 0;)
+    shape.push_back(buffer.dim(d).extent());
+  return runtime::Result::error(
+      ATTN_ERROR_SHAPE,
+      std::string(role) + " '" + info.name + "' has shape " +
+          runtime::shapeString(shape) + "; a decoder takes " +
+          info.shapeString() + " with batch dims 1" +
+          (rows > 0 ? " and " + std::to_string(rows) + " rows" : ""));
+}
+
 runtime::Result Decoder::append(const std::vector<Buffer<float>> &inputs,
                                 std::vector<Buffer<float>> &outputs) {
   if (inputs.size() != blockInputs.size() ||
       outputs.size() != blockOutputs.size())
     return runtime::Result::error(ATTN_ERROR_ARGUMENT,
                                   "decoder: wrong number of inputs or outputs");
-  int rows = inputs.front().dim(inRows[0]).extent();
+  int rows = -1;
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (int other = inputs[i].dim(inRows[i]).extent(); other != rows)
-      return runtime::Result::error(
-          ATTN_ERROR_SHAPE, "decoder: input '" + inputInfos[i].name +
-                                "' has " + std::to_string(other) +
-                                " rows and '" + inputInfos[0].name + "' " +
-                                std::to_string(rows));
+    if (runtime::Result fits = checkRows("input", inputInfos[i], inputs[i],
+                                         blockInputs[i], inRows[i], rows);
+        !fits.ok())
+      return fits;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (runtime::Result fits =
+            checkRows("output", outputInfos[i], outputs[i], blockOutputs[i],
+                      outRows[i], rows);
+        !fits.ok())
+      return fits;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (runtime::Result ids = checkTokenIds(inputInfos[i], inputs[i]);
         !ids.ok())

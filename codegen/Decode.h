@@ -32,7 +32,9 @@
 
 namespace attnc::codegen {
 
-/// One sequence decoded incrementally. Not thread-safe; one per sequence.
+/// One sequence decoded incrementally. The model it runs must outlive it.
+/// Not thread-safe, and the decoders of one model run one at a time (they
+/// share its compiled kernels' parameters).
 class Decoder {
 public:
   /// A decoder of a model with these inputs and outputs whose kernel runs
@@ -57,9 +59,9 @@ public:
   /// Rows appended since the start.
   int64_t length() const { return committed + pending; }
   int blockRows() const { return block; }
-  /// The state's bytes: the carries and the current block's inputs,
-  /// constant in length() (the outputs' block buffers, scratch that is
-  /// not carried, are not counted).
+  /// The state's bytes: the carries (each with its next value's buffer)
+  /// and the current block's inputs, constant in length() (the outputs'
+  /// block buffers, scratch that is not carried, are not counted).
   int64_t stateBytes() const;
 
 private:

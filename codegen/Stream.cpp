@@ -88,6 +88,27 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
   return "it is not one of the ops a streamed kernel supports";
 }
 
+/// Walks the ops of `func` (not the function itself) and, in place of each
+/// call of a function with a body, that function's ops; stops when `visit`
+/// interrupts. Calls do not recurse (attn-outline-layers makes none that
+/// do).
+static mlir::WalkResult walkWithCallees(
+    mlir::func::FuncOp func,
+    llvm::function_ref<mlir::WalkResult(mlir::Operation *)> visit) {
+  return func.walk([&](mlir::Operation *op) {
+    if (op == func.getOperation())
+      return mlir::WalkResult::advance();
+    if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op)) {
+      auto callee =
+          mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
+              call, call.getCalleeAttr());
+      if (callee && !callee.isExternal() && callee != func)
+        return walkWithCallees(callee, visit);
+    }
+    return visit(op);
+  });
+}
+
 mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
                                     const CodegenOptions &options) {
   int64_t rows = options.streamRows;
@@ -152,20 +173,9 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
   }
   // The model's ops and those of the functions it calls (a program's
   // layers and glue).
-  std::function<mlir::WalkResult(mlir::Operation *)> check =
-      [&](mlir::Operation *op) {
-    if (mlir::isa<mlir::func::FuncOp>(op) ||
-        op->getParentOfType<attn::AttentionOp>())
+  auto check = [&](mlir::Operation *op) {
+    if (op->getParentOfType<attn::AttentionOp>())
       return mlir::WalkResult::advance(); // a score region's scalar ops
-    if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op)) {
-      auto callee =
-          mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
-              call, call.getCalleeAttr());
-      if (callee && !callee.isExternal())
-        return callee.walk(check).wasInterrupted()
-                   ? mlir::WalkResult::interrupt()
-                   : mlir::WalkResult::advance();
-    }
     std::string why = whyNotStreamable(op, rows);
     if (why.empty())
       return mlir::WalkResult::advance();
@@ -175,19 +185,15 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
         << "' block by block: '" << op->getName() << "' here: " << why;
     return mlir::WalkResult::interrupt();
   };
-  return mlir::failure(func.walk(check).wasInterrupted());
+  return mlir::failure(walkWithCallees(func, check).wasInterrupted());
 }
 
 int64_t smallestStreamRows(mlir::func::FuncOp func) {
   int64_t rows = 1;
-  func.walk([&](mlir::Operation *op) {
+  walkWithCallees(func, [&](mlir::Operation *op) {
     if (auto chunk = mlir::dyn_cast<attn::ChunkOp>(op))
       rows = std::lcm(rows, int64_t(chunk.getChunk()));
-    if (auto call = mlir::dyn_cast<mlir::func::CallOp>(op))
-      if (auto callee =
-              mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
-                  call, call.getCalleeAttr()))
-        rows = std::lcm(rows, smallestStreamRows(callee));
+    return mlir::WalkResult::advance();
   });
   return rows;
 }
@@ -315,11 +321,15 @@ std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
   return std::make_unique<StreamBlocks>(lowering, std::move(runner));
 }
 
-/// The Halide dim of each tensor's rows (streamRowAxis).
+int streamRowDim(const TensorInfo &info) {
+  return int(info.shape.size() - 1 - streamRowAxis(info));
+}
+
+/// The Halide dim of each tensor's rows.
 static std::vector<int> rowDims(const std::vector<TensorInfo> &infos) {
   std::vector<int> dims;
   for (const TensorInfo &info : infos)
-    dims.push_back(int(info.shape.size() - 1 - streamRowAxis(info)));
+    dims.push_back(streamRowDim(info));
   return dims;
 }
 

@@ -59,6 +59,9 @@ using BlockRunner = std::function<runtime::Result(
 /// axes before it are batch dims, those after it features.
 size_t streamRowAxis(const TensorInfo &info);
 
+/// The Halide dim (innermost first) of streamRowAxis(info).
+int streamRowDim(const TensorInfo &info);
+
 /// The shape (MLIR order) of one block of a tensor of `shape`: batch dims
 /// (those before `rowAxis`) 1, the rows at most `rows`. What the streamed
 /// kernel's stored buffers are sized by (the resource check).
@@ -79,6 +82,11 @@ class StreamState {
 public:
   /// Carries of the kernel `lowering` lowered, zero, at row 0.
   explicit StreamState(const Lowering &lowering);
+  // A copy would share the carries' memory (Buffers are handles).
+  StreamState(const StreamState &) = delete;
+  StreamState &operator=(const StreamState &) = delete;
+  StreamState(StreamState &&) = default;
+  StreamState &operator=(StreamState &&) = default;
   /// Back to zero carries at row 0.
   void reset();
   /// Runs `runBlock` on the next block: `inputs` and `outputs` are views of
@@ -93,7 +101,7 @@ public:
   /// the run (a partial chunk that a decoder runs again with more rows).
   void advance(int rows);
   int64_t position() const { return at; }
-  /// The carries' bytes (in and next).
+  /// The carries' bytes: each carry's buffer and its next value's.
   int64_t bytes() const;
 
 private:

@@ -7,10 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "driver/Session.h"
 
-#include "codegen/Stream.h"
-
 #include "codegen/Aot.h"
 #include "codegen/Stopwatch.h"
+#include "codegen/Stream.h"
 #include "tune/TuningDb.h"
 #include "passes/Passes.h"
 

@@ -402,19 +402,10 @@ public:
       py::array array = asArray(inputs[info.name.c_str()], "input", info.name);
       std::vector<int64_t> shape =
           checkedShape(array, "input", info.name, info.dtype == "i32");
-      size_t rowAxis = codegen::streamRowAxis(info);
-      bool fits = shape.size() == info.shape.size();
-      for (size_t d = 0; fits && d < shape.size(); ++d)
-        fits = d < rowAxis ? shape[d] == 1
-               : d == rowAxis ? shape[d] >= 1 && (rows < 0 || shape[d] == rows)
-                              : shape[d] == info.shape[d];
-      if (!fits)
-        throw InputError("input '" + info.name + "' has shape " +
-                         runtime::shapeString(shape) + "; a decoder takes " +
-                         info.shapeString() + " with batch dims 1" +
-                         (rows > 0 ? " and " + std::to_string(rows) + " rows"
-                                   : std::string()));
-      rows = shape[rowAxis];
+      // The rows of the first input size the outputs; Decoder::append
+      // checks every shape.
+      if (rows < 0 && shape.size() == info.shape.size())
+        rows = shape[codegen::streamRowAxis(info)];
       in.push_back(codegen::hostView(
           static_cast<const float *>(array.data()), shape));
       keep.push_back(array);
@@ -424,7 +415,7 @@ public:
       std::vector<int64_t> shape = info.shape;
       for (size_t d = 0; d < shape.size(); ++d)
         if (info.dims[d] == seqDim)
-          shape[d] = rows;
+          shape[d] = std::max<int64_t>(rows, 1);
         else if (shape[d] < 0)
           shape[d] = 1;
       py::array_t<float> array(shape);
@@ -444,8 +435,15 @@ public:
     return result;
   }
 
-  void reset() { decoder->reset(); }
-  int64_t length() const { return decoder->length(); }
+  // Under runMutex: another thread's append may be running.
+  void reset() {
+    std::lock_guard<std::mutex> lock(runMutex);
+    decoder->reset();
+  }
+  int64_t length() const {
+    std::lock_guard<std::mutex> lock(runMutex);
+    return decoder->length();
+  }
   int64_t stateBytes() const { return decoder->stateBytes(); }
   int blockRows() const { return decoder->blockRows(); }
 

@@ -212,6 +212,35 @@ TEST(Decode, BadTokenIdInAStepLeavesTheSequenceAsItWas) {
   EXPECT_LE(rowError(step, want, 10), 1e-5);
 }
 
+TEST(Decode, WrongShapesAreRefusedBeforeAnythingRuns) {
+  auto decoding = compile(kFlashLayer, /*decode=*/true);
+  ASSERT_TRUE(decoding->jit) << decoding->diagnostics;
+  TensorMap weights =
+      codegen::randomWeights(decoding->jit->pipeline().weights(), 1);
+  std::unique_ptr<codegen::Decoder> decoder;
+  ASSERT_TRUE(decoding->jit->decoder(weights, decoder).ok());
+  auto append = [&](std::vector<int64_t> in, std::vector<int64_t> out) {
+    HostTensor x(in), y(out);
+    std::vector<Halide::Buffer<float>> ins{codegen::hostView(x.data.data(),
+                                                            x.shape)},
+        outs{codegen::hostView(y.data.data(), y.shape)};
+    return decoder->append(ins, outs);
+  };
+  runtime::Result batch = append({2, 3, 32}, {2, 3, 32});
+  EXPECT_EQ(batch.status, ATTN_ERROR_SHAPE);
+  EXPECT_EQ(batch.message, "input 'x' has shape [2, 3, 32]; a decoder takes "
+                           "[b, n, 32] with batch dims 1");
+  runtime::Result rows = append({1, 3, 32}, {1, 2, 32});
+  EXPECT_EQ(rows.status, ATTN_ERROR_SHAPE);
+  EXPECT_EQ(rows.message, "output 'y' has shape [1, 2, 32]; a decoder takes "
+                          "[b, n, 32] with batch dims 1 and 3 rows");
+  EXPECT_EQ(append({1, 3, 16}, {1, 3, 32}).status, ATTN_ERROR_SHAPE);
+  EXPECT_EQ(append({3, 32}, {1, 3, 32}).status, ATTN_ERROR_SHAPE);
+  EXPECT_EQ(decoder->length(), 0);
+  EXPECT_TRUE(append({1, 3, 32}, {1, 3, 32}).ok());
+  EXPECT_EQ(decoder->length(), 3);
+}
+
 TEST(Decode, ModelThatAttendsOverTheWholeSequenceIsRefused) {
   auto model = compile(R"(model g {
   dim d = 16

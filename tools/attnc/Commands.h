@@ -45,6 +45,9 @@ struct RunOptions {
 /// message: files, tensors, sizes, the kernel) reaches the user, as
 /// `error: MESSAGE` on stderr; returns the exit status 1.
 int commandFail(const runtime::Result &result);
+/// The threads a run's schedules are for: `threads`, which then also sizes
+/// Halide's thread pool (HL_NUM_THREADS), or all cores when it is 0.
+int runThreads(int threads);
 /// A usage error of the command line (ATTN_ERROR_ARGUMENT).
 runtime::Result commandUsage(std::string message);
 /// The weights `options` name (--weights or --random-weights) for `model`;

@@ -27,7 +27,6 @@
 #include <cstring>
 #include <numeric>
 #include <random>
-#include <thread>
 
 namespace attnc::driver {
 
@@ -66,8 +65,11 @@ Result checkLanguageModel(const codegen::ModelPipeline &model,
         "attnc generate runs a language model: one input of token ids "
         "(`input ids : i32[b, n]`) and one output of logits; model '" +
         model.name() + "' has " + std::to_string(inputs.size()) +
-        " inputs (first: '" + inputs[0].name + "' " + inputs[0].dtype +
-        ") and " + std::to_string(outputs.size()) + " outputs");
+        " inputs" +
+        (inputs.empty() ? std::string()
+                        : " (first: '" + inputs[0].name + "' " +
+                              inputs[0].dtype + ")") +
+        " and " + std::to_string(outputs.size()) + " outputs");
   const codegen::TensorInfo &logits = outputs[0];
   if (logits.shape.size() != inputs[0].shape.size() + 1 ||
       logits.shape.back() < 0)
@@ -108,13 +110,16 @@ Result append(codegen::Decoder &decoder, const codegen::TensorInfo &idsInfo,
   return Result::success();
 }
 
-/// The next token: the largest logit, or a draw from their softmax.
+/// The next token: the largest logit, or a draw from their softmax; -1
+/// when the largest is not finite.
 int32_t choose(const std::vector<float> &logits, bool greedy,
                std::mt19937_64 &random) {
+  auto largest = std::max_element(logits.begin(), logits.end());
+  if (!std::isfinite(*largest))
+    return -1; // the caller reports it
   if (greedy)
-    return int32_t(std::max_element(logits.begin(), logits.end()) -
-                   logits.begin());
-  float top = *std::max_element(logits.begin(), logits.end());
+    return int32_t(largest - logits.begin());
+  float top = *largest;
   std::vector<double> weights;
   for (float logit : logits)
     weights.push_back(std::exp(double(logit - top)));
@@ -136,7 +141,17 @@ int generateCommand(const GenerateOptions &options) {
     return commandFail(commandUsage("--sample is greedy or random, got '" +
                                     options.sample + "'"));
   if (run.streamRows < 0)
-    return commandFail(commandUsage("--stream-rows must be positive"));
+    return commandFail(commandUsage(
+        "--stream-rows must be positive, or 0 for blocks of the model's "
+        "chunk"));
+  // Positions reach the kernels as floats: exact below 2^24.
+  constexpr int64_t kMaxRows = int64_t(1) << 24;
+  if (options.context >= kMaxRows || options.steps >= kMaxRows ||
+      options.context + options.steps > kMaxRows)
+    return commandFail(commandUsage(
+        "a decoded sequence holds at most 2^24 tokens; --context " +
+        std::to_string(options.context) + " and --steps " +
+        std::to_string(options.steps) + " would pass it"));
   std::vector<int32_t> prompt;
   std::mt19937_64 random(options.seed);
   if (!options.promptIds.empty() && options.context > 0)
@@ -157,14 +172,10 @@ int generateCommand(const GenerateOptions &options) {
   sessionOptions.cache = run.cache;
   sessionOptions.decode = true;
   sessionOptions.streamRows = run.streamRows;
-  sessionOptions.threads =
-      run.threads > 0 ? run.threads
-                      : int(std::max(1u, std::thread::hardware_concurrency()));
+  sessionOptions.threads = runThreads(run.threads);
   Session session(sessionOptions, llvm::errs());
   if (!session.loadFile(run.file))
     return 1;
-  if (run.threads > 0)
-    setenv("HL_NUM_THREADS", std::to_string(run.threads).c_str(), 1);
   auto start = SteadyClock::now();
   std::unique_ptr<codegen::JitModel> jit = session.jit();
   if (!jit)
@@ -207,6 +218,12 @@ int generateCommand(const GenerateOptions &options) {
   bool greedy = options.sample == "greedy";
   for (int64_t k = 0; k < options.steps; ++k) {
     int32_t next = choose(last, greedy, random);
+    if (next < 0)
+      return commandFail(Result::error(
+          ATTN_ERROR_RUNTIME, "the logits after " +
+                                  std::to_string(decoder->length()) +
+                                  " tokens are not finite: nothing to "
+                                  "sample from"));
     generated.push_back(next);
     if (k + 1 == options.steps)
       break; // its logits are not needed

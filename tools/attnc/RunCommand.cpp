@@ -44,6 +44,13 @@ int commandFail(const Result &result) {
   return 1;
 }
 
+int runThreads(int threads) {
+  if (threads <= 0)
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+  setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  return threads;
+}
+
 Result commandUsage(std::string message) {
   return Result::error(ATTN_ERROR_ARGUMENT, std::move(message));
 }
@@ -176,38 +183,35 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     std::string known;
     for (const std::string &name : codegen::autoschedulerOptions())
       known += ", " + name;
-    commandFail(commandUsage(unknownSchedulePolicy(options.schedule) +
-               ", tuned (with --tuning-db), or Halide's autoschedulers" +
-               known));
+    commandFail(commandUsage(
+        unknownSchedulePolicy(options.schedule) +
+        ", tuned (with --tuning-db), or Halide's autoschedulers" + known));
     return nullptr;
   }
   if (tuned && options.tuningDb.empty()) {
-    commandFail(commandUsage("--schedule tuned takes its schedules from a tuning database: "
-               "give --tuning-db FILE (attnc tune makes one)"));
+    commandFail(commandUsage("--schedule tuned takes its schedules from a "
+                             "tuning database: give --tuning-db FILE (attnc "
+                             "tune makes one)"));
     return nullptr;
   }
   auto p = std::make_unique<Prepared>();
   SessionOptions sessionOptions{options.model, options.target, *policy};
   sessionOptions.autoscheduler = autoscheduler;
   sessionOptions.estimates = dims;
-  sessionOptions.threads =
-      options.threads > 0 ? options.threads
-                          : int(std::max(1u, std::thread::hardware_concurrency()));
+  sessionOptions.threads = runThreads(options.threads);
   sessionOptions.cache = options.cache;
   // Tuned schedules for the sizes of this run (the nearest tuned).
   sessionOptions.tuningDb = options.tuningDb;
   sessionOptions.tuningDims = dims;
   if (options.streamRows < 0) {
-    commandFail(commandUsage("--stream-rows must be positive, or 0 to run the whole "
-               "sequence at once"));
+    commandFail(commandUsage("--stream-rows must be positive, or 0 to run "
+                             "the whole sequence at once"));
     return nullptr;
   }
   sessionOptions.streamRows = options.streamRows;
   p->session = std::make_unique<Session>(sessionOptions, llvm::errs());
   if (!p->session->loadFile(options.file))
     return nullptr;
-  if (options.threads > 0)
-    setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   auto start = Clock::now();
   p->jit = p->session->jit();
   if (!p->jit)

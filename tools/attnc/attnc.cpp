@@ -57,14 +57,16 @@ cl::SubCommand dbCmd("db", "Show, check, export, import or merge a tuning "
 cl::opt<std::string> inputFile(cl::cat(attncOptions), cl::Positional,
                                cl::desc("<model.attn>"), cl::Required,
                                cl::sub(cl::SubCommand::getTopLevel()),
-                               cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd),
+                               cl::sub(runCmd),
+                               cl::sub(generateCmd), cl::sub(benchCmd),
                                cl::sub(compileCmd), cl::sub(tuneCmd));
 cl::opt<std::string> modelName(cl::cat(attncOptions), "model",
                                cl::desc("Model to use when the file "
                                         "defines several"),
                                cl::value_desc("name"),
                                cl::sub(cl::SubCommand::getTopLevel()),
-                               cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd),
+                               cl::sub(runCmd),
+                               cl::sub(generateCmd), cl::sub(benchCmd),
                                cl::sub(compileCmd), cl::sub(tuneCmd));
 cl::opt<Emit> emit(
     cl::cat(attncOptions), "emit", cl::desc("Stage to print"),
@@ -101,12 +103,14 @@ cl::opt<bool> debugInfo(cl::cat(attncOptions), "mlir-print-debuginfo",
 // run / bench
 cl::opt<std::string> weightsFile(cl::cat(attncOptions), "weights",
                                  cl::desc("Weights (safetensors)"),
-                                 cl::value_desc("file"), cl::sub(runCmd), cl::sub(generateCmd),
+                                 cl::value_desc("file"), cl::sub(runCmd),
+                                 cl::sub(generateCmd),
                                  cl::sub(benchCmd));
 cl::opt<int64_t> randomWeights(cl::cat(attncOptions), "random-weights",
                                cl::desc("Use deterministic random weights"),
                                cl::value_desc("seed"), cl::init(-1),
-                               cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd));
+                               cl::sub(runCmd),
+                               cl::sub(generateCmd), cl::sub(benchCmd));
 cl::list<std::string> inputs(cl::cat(attncOptions), "input",
                              cl::desc("An input (.npy, f32, C order)"),
                              cl::value_desc("name=file.npy"), cl::sub(runCmd),
@@ -126,7 +130,9 @@ cl::list<std::string> dims(cl::cat(attncOptions), "dim",
                            cl::sub(benchCmd));
 cl::opt<int> threads(cl::cat(attncOptions), "threads",
                      cl::desc("Worker threads (default: all cores)"),
-                     cl::init(0), cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
+                     cl::init(0), cl::sub(runCmd),
+                     cl::sub(generateCmd), cl::sub(benchCmd),
+                     cl::sub(tuneCmd));
 cl::opt<std::string> targetSpec(cl::cat(attncOptions), "target",
                                 cl::desc("host, x86-64-linux-avx2, "
                                          "host-cuda-cuda_capability_80, ... (a "
@@ -150,7 +156,8 @@ cl::opt<std::string> cacheDir(cl::cat(attncOptions), "cache-dir",
                                        "$ATTNC_CACHE_DIR, else "
                                        "$XDG_CACHE_HOME/attnc, else "
                                        "~/.cache/attnc)"),
-                              cl::value_desc("dir"), cl::sub(runCmd), cl::sub(generateCmd),
+                              cl::value_desc("dir"), cl::sub(runCmd),
+                              cl::sub(generateCmd),
                               cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<std::string> tuningDb(cl::cat(attncOptions), "tuning-db",
                               cl::desc("Use the fastest schedules this "
@@ -193,8 +200,9 @@ cl::opt<std::string> tuneOrder(
              "last) or random (no ranking: to measure what the model gains)"),
     cl::value_desc("model|random"), cl::init("model"), cl::sub(tuneCmd));
 cl::opt<uint64_t> seed(cl::cat(attncOptions), "seed",
-                       cl::desc("Seed of the search, weights and inputs (tune), or of the "
-                                "sampling and the random prompt (generate)"),
+                       cl::desc("Seed of the search, weights and inputs "
+                                "(tune), or of the sampling and the random "
+                                "prompt (generate)"),
                        cl::init(1), cl::sub(tuneCmd), cl::sub(generateCmd));
 // db
 cl::list<std::string> dbArgs(cl::cat(attncOptions), cl::Positional,
@@ -205,13 +213,17 @@ cl::list<std::string> dbArgs(cl::cat(attncOptions), cl::Positional,
 cl::opt<bool> noCache(cl::cat(attncOptions), "no-cache",
                       cl::desc("Compile every kernel anew; read and write "
                                "no compile cache"),
-                      cl::init(false), cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
+                      cl::init(false), cl::sub(runCmd),
+                      cl::sub(generateCmd), cl::sub(benchCmd),
+                      cl::sub(tuneCmd));
 cl::opt<int64_t> streamRows(
     cl::cat(attncOptions), "stream-rows",
     cl::desc("Run a causal chunked model (FLASH causal) over blocks of this "
              "many rows of its sequence, carrying the chunk prefix between "
-             "them: memory of a block, not of the sequence (0: whole)"),
-    cl::value_desc("rows"), cl::init(0), cl::sub(runCmd), cl::sub(generateCmd), cl::sub(benchCmd));
+             "them: memory of a block, not of the sequence (0: whole; "
+             "generate: 0 is blocks of the model's chunk)"),
+    cl::value_desc("rows"), cl::init(0), cl::sub(runCmd),
+    cl::sub(generateCmd), cl::sub(benchCmd));
 cl::opt<int> warmup(cl::cat(attncOptions), "warmup",
                     cl::desc("Untimed runs first"), cl::init(2),
                     cl::sub(benchCmd));
