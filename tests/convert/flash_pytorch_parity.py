@@ -6,7 +6,10 @@ Builds small FLASH-pytorch 0.1.9 `FLASH` and `GAU` layers and
 parameter drawn, not left at its initial value), saves their state_dicts, converts each with tools/convert-flash-pytorch, runs the .attn
 model through `attnc run`, and compares the output with FLASH-pytorch's in
 float64: max |attnc - torch| / max |torch| <= 1e-4, for causal and
-non-causal layers, n a multiple of the group size and not, batch 2.
+non-causal layers, n a multiple of the group size and not, batch 2. The
+causal FLASHTransformer is also decoded with `attnc generate` (20 prompt
+ids, 24 greedy steps across group boundaries): each id must be
+FLASH-pytorch's argmax at its position.
 
 FLASH-pytorch is not a dependency of attnc: this test makes a virtual
 environment of its own (`--venv`, over Debian's python3-torch) and installs
@@ -168,7 +171,47 @@ def run_case(python, attnc, case, work):
         if error > TOLERANCE:
             failures.append(f"{name} n={n}: relative error {error:.2e} > "
                             f"{TOLERANCE}")
+    if kind == "FLASHTransformer" and options["causal"]:
+        failures += check_generate(attnc, module, prefix, name)
     return failures
+
+
+def check_generate(attnc, module, prefix, name):
+    """`attnc generate` on the converted model: its greedy ids are
+    FLASH-pytorch's argmax at each position of the prompt followed by the
+    ids generated before (positions whose two largest logits are closer
+    than 1e-3 of the largest are not compared: float32 may order them
+    either way)."""
+    import numpy as np
+    import torch
+    prompt = [int(i) for i in np.random.default_rng(5).integers(0, 50, 20)]
+    ran = subprocess.run(
+        [attnc, "generate", f"{prefix}.attn", "--weights",
+         f"{prefix}.safetensors", "--prompt-ids", ",".join(map(str, prompt)),
+         "--steps", "24", "--threads", "2"], capture_output=True, text=True)
+    if ran.returncode != 0:
+        return [f"{name}: attnc generate failed:\n{ran.stderr}"]
+    line = next(l for l in ran.stdout.splitlines()
+                if l.startswith("generated:"))
+    generated = [int(t) for t in line.split()[1:]]
+    ids = torch.tensor([prompt + generated[:-1]])
+    with torch.no_grad():
+        logits = module(ids)[0].numpy()
+    compared = 0
+    for i, got in enumerate(generated):
+        row = np.sort(logits[len(prompt) - 1 + i])
+        if row[-1] - row[-2] < 1e-3 * abs(row[-1]):
+            continue
+        compared += 1
+        want = int(logits[len(prompt) - 1 + i].argmax())
+        if got != want:
+            return [f"{name}: attnc generate chose {got} at step {i}, "
+                    f"FLASH-pytorch's argmax is {want}"]
+    print(f"ok   {name:44} generate: {compared} of {len(generated)} greedy "
+          f"ids compared, all FLASH-pytorch's argmax")
+    return [] if compared >= len(generated) // 2 else [
+        f"{name}: only {compared} of {len(generated)} steps had a clear "
+        f"argmax"]
 
 
 def main():
