@@ -170,6 +170,15 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
              << seqDim << "' as its rows ("
              << (info.dtype == "i32" ? "last" : "second-last")
              << " axis) after the batch dims of '" << front.name << "'";
+    // Each block is one batch entry: a kernel compiled for a static batch
+    // of several would read past the one it is given.
+    for (size_t d = 0; d < axis; ++d)
+      if (info.shape[d] > 1)
+        return mlir::emitError(func.getLoc())
+               << subject << " runs one sequence of a batch at a time, but '"
+               << info.name << "' " << info.shapeString()
+               << " has a static batch dim of " << info.shape[d]
+               << " (declare a runtime one: `dim b : batch`)";
   }
   // The model's ops and those of the functions it calls (a program's
   // layers and glue).

@@ -40,6 +40,8 @@ const char *variantName(Variant variant) {
     return "naive";
   case Variant::CudaOnHost:
     return "cuda-on-host";
+  case Variant::Streamed:
+    return "streamed";
   }
   return "?";
 }
@@ -84,8 +86,9 @@ const std::vector<Outcome> &allOutcomes() {
 }
 
 const std::vector<Variant> &allVariants() {
-  static const std::vector<Variant> variants = {Variant::Default, Variant::Naive,
-                                                Variant::CudaOnHost};
+  static const std::vector<Variant> variants = {
+      Variant::Default, Variant::Naive, Variant::CudaOnHost,
+      Variant::Streamed};
   return variants;
 }
 
@@ -143,12 +146,18 @@ VariantResult checkInProcess(const std::string &source,
   result.variant = variant;
   std::unique_ptr<e2e::CompiledModel> model;
   try {
-    model = e2e::compileAttn(source,
-                             variant == Variant::Naive ? driver::SchedulePolicy::Naive
-                                                       : driver::SchedulePolicy::Default,
-                             variant == Variant::CudaOnHost
-                                 ? e2e::cudaScheduleTarget()
-                                 : Halide::get_host_target());
+    if (variant == Variant::Streamed) {
+      driver::SessionOptions streamed;
+      streamed.decode = true;
+      model = e2e::compileAttn(source, streamed);
+    } else {
+      model = e2e::compileAttn(
+          source,
+          variant == Variant::Naive ? driver::SchedulePolicy::Naive
+                                    : driver::SchedulePolicy::Default,
+          variant == Variant::CudaOnHost ? e2e::cudaScheduleTarget()
+                                         : Halide::get_host_target());
+    }
   } catch (const std::exception &e) {
     result.outcome = Outcome::InternalError;
     result.message = std::string("exception while compiling: ") + e.what();
@@ -161,6 +170,13 @@ VariantResult checkInProcess(const std::string &source,
   if (!model->loaded) {
     result.outcome = Outcome::FrontendRejected;
     result.message = model->diagnostics;
+    return result;
+  }
+  // checkStreamable's refusals all begin so (codegen/Stream.cpp).
+  if (!model->jit && variant == Variant::Streamed &&
+      model->diagnostics.find("error: decoding ") != std::string::npos &&
+      model->diagnostics.find("internal error") == std::string::npos) {
+    result.message = "not streamed: " + model->diagnostics;
     return result;
   }
   if (!model->jit) {

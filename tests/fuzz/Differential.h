@@ -23,8 +23,12 @@
 
 namespace attnc::fuzz {
 
-/// The schedules a model is checked with (as in tests/e2e).
-enum class Variant { Default, Naive, CudaOnHost };
+/// The schedules a model is checked with (as in tests/e2e), and Streamed:
+/// the default schedules compiled for decoding (codegen/Decode.h) and run
+/// over blocks of the model's chunk, carries between them. A model that
+/// does not stream (not causal, attention over the whole sequence, no
+/// sequence dim) is Ok with the message "not streamed: ..." for Streamed.
+enum class Variant { Default, Naive, CudaOnHost, Streamed };
 
 /// What one check found.
 enum class Outcome {
@@ -38,7 +42,8 @@ enum class Outcome {
   Timeout,          ///< the child process ran past the time limit
 };
 
-const char *variantName(Variant variant);   ///< "default", "naive", "cuda-on-host"
+/// "default", "naive", "cuda-on-host", "streamed".
+const char *variantName(Variant variant);
 const char *outcomeName(Outcome outcome);   ///< "ok", "internal-error", ...
 /// Parses a variant name as variantName prints it; false if unknown.
 bool parseVariant(const std::string &name, Variant &variant);

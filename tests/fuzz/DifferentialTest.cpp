@@ -2,8 +2,9 @@
 //
 // This file runs a fixed-seed batch of generated models (ModelGenerator.h)
 // through the whole compiler with the Default, Naive and CUDA-on-host
-// schedules, each in a child process, and expects every one to compile, run
-// and match the fp64 reference within 1e-3 (normwise relative; see
+// schedules and streamed over blocks of rows (the models that stream), each
+// in a child process, and expects every one to compile, run and match the
+// fp64 reference within 1e-3 (normwise relative; see
 // CheckOptions::tolerance). It also checks that the generator is
 // deterministic, that the front end accepts everything it writes, and that
 // the batch covers every template, mask and score form, so the test cannot
@@ -39,10 +40,10 @@ const std::vector<std::string> kBatchCoverage = {
 /// The fixed batch: for each feature of kBatchCoverage that the models
 /// taken so far lack, the first model from kFirstSeed on that has it; then
 /// the next seeds, up to kBatch models. Each model is checked with the
-/// three variants, kParallel models at a time; at 1-5 s of JIT compile per
+/// four variants, kParallel models at a time; at 1-5 s of JIT compile per
 /// check for models of one or two statements (the JIT's start-up is paid
-/// once: see checkModel), that is about 120 s of CPU time: about a minute
-/// on 2 idle cores, 2 minutes on 2 cores shared with a build.
+/// once: see checkModel), that is about 150 s of CPU time: about a minute
+/// and a half on 2 idle cores, 3 minutes on 2 cores shared with a build.
 constexpr uint64_t kFirstSeed = 1000;
 constexpr int kBatch = 16;
 constexpr int kParallel = 2;
@@ -181,6 +182,14 @@ TEST(DifferentialTest, FixedSeedBatchMatchesTheReference) {
     }
   EXPECT_EQ(checks, int(batch.size() * options.variants.size()));
   EXPECT_EQ(ok, checks);
+  // Some of the batch must stream, or the Streamed variant tests nothing.
+  int streamed = 0;
+  for (const std::vector<VariantResult> &model : results)
+    for (const VariantResult &result : model)
+      streamed += result.variant == Variant::Streamed &&
+                  result.outcome == Outcome::Ok &&
+                  result.message.rfind("not streamed", 0) != 0;
+  EXPECT_GE(streamed, 2) << "too few models of the batch stream";
   // The batch must exercise what it claims to.
   for (const std::string &feature : kBatchCoverage)
     EXPECT_TRUE(seen.count(feature)) << "the batch has no model with " << feature;
