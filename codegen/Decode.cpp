@@ -38,10 +38,9 @@ runtime::Result Decoder::create(const std::vector<TensorInfo> &inputs,
                                 int blockRows,
                                 std::unique_ptr<SequenceBlocks> blocks,
                                 std::unique_ptr<Decoder> &decoder) {
-  std::unique_ptr<Decoder> made(new Decoder());
+  std::unique_ptr<Decoder> made(new Decoder(blockRows));
   made->inputInfos = inputs;
   made->outputInfos = outputs;
-  made->block = blockRows;
   made->blocks = std::move(blocks);
   for (auto [infos, rows, buffers] :
        {std::tie(inputs, made->inRows, made->blockInputs),
@@ -60,8 +59,7 @@ runtime::Result Decoder::create(const std::vector<TensorInfo> &inputs,
 
 void Decoder::reset() {
   blocks->reset();
-  pending = 0;
-  committed = 0;
+  sequence.reset();
 }
 
 int64_t Decoder::stateBytes() const {
@@ -130,32 +128,23 @@ runtime::Result Decoder::append(const std::vector<Buffer<float>> &inputs,
     if (runtime::Result ids = checkTokenIds(inputInfos[i], inputs[i]);
         !ids.ok())
       return ids;
-  for (int done = 0; done < rows;) {
-    int take = std::min(block - pending, rows - done);
+  auto copyIn = [&](int64_t from, int at, int count) {
     for (size_t i = 0; i < inputs.size(); ++i)
-      copyRows(inputs[i], done, blockInputs[i], pending, take, inRows[i]);
-    int filled = pending + take;
-    bool full = filled == block;
+      copyRows(inputs[i], int(from), blockInputs[i], at, count, inRows[i]);
+  };
+  auto run = [&](int filled, bool full) {
     std::vector<Buffer<float>> in, out;
     for (size_t i = 0; i < blockInputs.size(); ++i)
       in.push_back(blockOf(blockInputs[i], inRows[i], 0, 0, filled));
     for (size_t i = 0; i < blockOutputs.size(); ++i)
       out.push_back(blockOf(blockOutputs[i], outRows[i], 0, 0, filled));
-    // Appended rows stay pending until the block's carries advance: a
-    // failed run leaves the sequence as it was.
-    if (runtime::Result ran = blocks->run(in, out, filled, full); !ran.ok())
-      return ran;
+    return blocks->run(in, out, filled, full);
+  };
+  auto copyOut = [&](int at, int64_t to, int count) {
     for (size_t i = 0; i < outputs.size(); ++i)
-      copyRows(blockOutputs[i], pending, outputs[i], done, take, outRows[i]);
-    done += take;
-    if (full) {
-      committed += block;
-      pending = 0;
-    } else {
-      pending = filled;
-    }
-  }
-  return runtime::Result::success();
+      copyRows(blockOutputs[i], at, outputs[i], int(to), count, outRows[i]);
+  };
+  return sequence.append(rows, copyIn, run, copyOut);
 }
 
 } // namespace attnc::codegen

@@ -23,6 +23,7 @@
 #define ATTNC_CODEGEN_DECODE_H
 
 #include "codegen/Stream.h"
+#include "runtime/BlockSequence.h"
 #include "runtime/Error.h"
 
 #include <Halide.h>
@@ -57,24 +58,22 @@ public:
   /// Starts a new sequence.
   void reset();
   /// Rows appended since the start.
-  int64_t length() const { return committed + pending; }
-  int blockRows() const { return block; }
+  int64_t length() const { return sequence.length(); }
+  int blockRows() const { return sequence.blockRows(); }
   /// The state's bytes: the carries (each with its next value's buffer)
   /// and the current block's inputs, constant in length() (the outputs'
   /// block buffers, scratch that is not carried, are not counted).
   int64_t stateBytes() const;
 
 private:
-  Decoder() = default;
+  explicit Decoder(int blockRows) : sequence(blockRows) {}
   std::vector<TensorInfo> inputInfos, outputInfos;
   std::vector<int> inRows, outRows; ///< Halide dim of each tensor's rows.
-  /// The current block's inputs (rows [0, pending) hold the rows appended
-  /// since it began) and outputs.
+  /// The current block's inputs (its rows before sequence.length() hold
+  /// the rows appended since it began) and outputs.
   std::vector<Halide::Buffer<float>> blockInputs, blockOutputs;
   std::unique_ptr<SequenceBlocks> blocks;
-  int block = 0;
-  int pending = 0;
-  int64_t committed = 0;
+  runtime::BlockSequence sequence;
 };
 
 } // namespace attnc::codegen

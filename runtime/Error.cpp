@@ -1,16 +1,19 @@
 //===- Error.cpp - statuses, messages and tensor checks -------------------===//
 //
 // This file implements the runtime's thread-local error message, the status
-// names, the message formatting helpers, and attn_tensor_check, which
-// generated entry points call on every caller-owned buffer before running.
+// names, the message formatting helpers, and attn_tensor_check and
+// attn_ids_check, which generated entry points call on every caller-owned
+// buffer before running.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Error.h"
+#include "runtime/Tensor.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 using namespace attnc::runtime;
 
@@ -176,6 +179,41 @@ attn_status attn_tensor_check(const attn_tensor *t, const char *name,
                           std::to_string(count * int64_t(sizeof(float))) +
                           " bytes; a kernel's buffer is limited to " +
                           std::to_string(INT32_MAX) + " bytes");
+    return ATTN_OK;
+  });
+}
+
+attn_status attn_ids_check(const attn_ids *ids, const char *name, int32_t rank,
+                           const int64_t *expected_shape,
+                           const char *const *dim_names, int64_t bound) {
+  if (!ids)
+    return attn_tensor_check(nullptr, name, rank, expected_shape, dim_names);
+  // The same checks of shape as a tensor's: the elements are 4 bytes too.
+  attn_tensor view;
+  view.data = const_cast<float *>(reinterpret_cast<const float *>(ids->data));
+  view.rank = ids->rank;
+  std::memcpy(view.shape, ids->shape, sizeof view.shape);
+  if (attn_status status =
+          attn_tensor_check(&view, name, rank, expected_shape, dim_names);
+      status != ATTN_OK || bound <= 0)
+    return status;
+  return guard("attn_ids_check", [&]() -> attn_status {
+    int64_t count = 1;
+    for (int32_t i = 0; i < ids->rank; ++i)
+      count *= ids->shape[i];
+    for (int64_t k = 0; k < count; ++k) {
+      int32_t id = ids->data[k];
+      if (id >= 0 && id < bound)
+        continue;
+      std::vector<int64_t> position(size_t(ids->rank));
+      for (int64_t i = ids->rank, rest = k; i-- > 0;) {
+        position[size_t(i)] = rest % ids->shape[i];
+        rest /= ids->shape[i];
+      }
+      return setError(ATTN_ERROR_ARGUMENT,
+                      tokenIdOutOfRange(id, position,
+                                        name ? name : "ids", bound));
+    }
     return ATTN_OK;
   });
 }

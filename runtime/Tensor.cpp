@@ -33,6 +33,14 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return out + "]";
 }
 
+std::string tokenIdOutOfRange(int64_t id, const std::vector<int64_t> &position,
+                              const std::string &what, int64_t bound) {
+  std::string where = runtime::shapeString(position);
+  return "token id " + std::to_string(id) + " at " + where + " of " + what +
+         " is out of range: the embedding table has " + std::to_string(bound) +
+         " rows (ids 0.." + std::to_string(bound - 1) + ")";
+}
+
 std::string HostTensor::shapeString() const {
   return runtime::shapeString(shape);
 }

@@ -22,6 +22,12 @@ int64_t f32Bytes(const std::vector<int64_t> &shape);
 /// `[2, 300, 512]`.
 std::string shapeString(const std::vector<int64_t> &shape);
 
+/// The message of a token id outside its embedding table's `bound` rows:
+/// `token id 50 at [0, 1] of input 'ids' is out of range: ...`, where
+/// `what` is "input 'ids'" and `position` its index in C order.
+std::string tokenIdOutOfRange(int64_t id, const std::vector<int64_t> &position,
+                              const std::string &what, int64_t bound);
+
 /// A dense f32 tensor in C order, owned by the host.
 struct HostTensor {
   /// The shape; empty for a scalar (rank 0).

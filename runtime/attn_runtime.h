@@ -83,6 +83,23 @@ attn_status attn_tensor_check(const attn_tensor *t, const char *name,
                               int32_t rank, const int64_t *expected_shape,
                               const char *const *dim_names);
 
+/// Caller-owned token ids in C order, the input of a model that takes
+/// `i32` ids (an embedding's rows): as attn_tensor, with int32 elements.
+typedef struct attn_ids {
+  const int32_t *data;          ///< first id; must not be NULL
+  int32_t rank;                 ///< number of axes, 0..ATTN_MAX_RANK
+  int64_t shape[ATTN_MAX_RANK]; ///< size of each axis, each >= 1
+} attn_ids;
+
+/// attn_tensor_check for ids, and then each id: one outside 0..bound - 1
+/// (the rows of the embedding table that reads them; \p bound <= 0 checks
+/// none) is ATTN_ERROR_ARGUMENT naming it and its position:
+///   token id 50 at [0, 1] of input 'ids' is out of range: the embedding
+///   table has 50 rows (ids 0..49)
+attn_status attn_ids_check(const attn_ids *ids, const char *name, int32_t rank,
+                           const int64_t *expected_shape,
+                           const char *const *dim_names, int64_t bound);
+
 /*===-- Weight sets -------------------------------------------------------===*/
 
 /// An immutable set of named f32 tensors loaded from a safetensors file.
@@ -132,6 +149,70 @@ attn_status attn_weights_save(const char *path, size_t count,
                               const char *const *names, const int32_t *ranks,
                               const int64_t *const *shapes,
                               const float *const *data);
+
+/*===-- Incremental decoding ----------------------------------------------===*/
+
+/// Runs one block of a decoded sequence: what `attnc compile --decode`
+/// generates as <model>_decode_block for a causal model. The block holds
+/// `rows` rows (1..block_rows) and starts at row `offset` of the sequence.
+/// inputs[i] holds its rows of input i (input_row_elements[i] 4-byte
+/// elements each, f32 or int32 ids, in C order), outputs[i] receives its
+/// rows of output i; carries[i] holds what the earlier blocks carry into it
+/// (a chunk prefix, a shifted row) and nexts[i] receives what the next
+/// block would carry (carry_elements[i] floats each).
+typedef attn_status (*attn_decode_block_fn)(const void *model, int32_t rows,
+                                            int64_t offset,
+                                            const void *const *inputs,
+                                            float *const *outputs,
+                                            const float *const *carries,
+                                            float *const *nexts);
+
+/// What attn_decoder_new needs to know of a generated model; the arrays are
+/// copied.
+typedef struct attn_decoder_layout {
+  const char *model;         ///< the model's name, for messages
+  int32_t block_rows;        ///< rows of one block: the model's chunk
+  int32_t inputs, outputs, carries;
+  const int64_t *input_row_elements;
+  const int64_t *output_row_elements;
+  const int64_t *carry_elements;
+  attn_decode_block_fn run_block;
+} attn_decoder_layout;
+
+/// One sequence of a causal model decoded incrementally (prefill, then a
+/// step per token): the carries of the completed blocks and the inputs of
+/// the current one, constant in the sequence's length. Each append runs the
+/// current block again with its new rows; a full block's carries advance.
+/// Not thread-safe; decoders of one model may run on different threads.
+typedef struct attn_decoder attn_decoder;
+
+/// A new decoder, at the start of a sequence, of the model `layout`
+/// describes, whose block function reads \p model (its weights; they must
+/// outlive the decoder). ATTN_ERROR_ARGUMENT for a bad layout.
+attn_status attn_decoder_new(const attn_decoder_layout *layout,
+                             const void *model, attn_decoder **out);
+
+/// Frees \p decoder; NULL is a no-op.
+void attn_decoder_free(attn_decoder *decoder);
+
+/// Back to the start of a sequence (NULL: no-op).
+void attn_decoder_reset(attn_decoder *decoder);
+
+/// Rows appended since the start (0 for NULL).
+int64_t attn_decoder_length(const attn_decoder *decoder);
+
+/// The state's bytes: the carries and the current block's inputs (0 for
+/// NULL). The same at every length.
+int64_t attn_decoder_state_bytes(const attn_decoder *decoder);
+
+/// Appends \p rows rows to the sequence: inputs[i] holds their rows of
+/// input i, and outputs[i] (or NULL, not wanted) receives their outputs
+/// (layout's row elements each). A prefill is an append of the prompt, a
+/// step an append of one row. A sequence holds at most 2^24 rows. On an
+/// error the sequence is as before the block that failed.
+attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
+                                const void *const *inputs,
+                                float *const *outputs);
 
 #ifdef __cplusplus
 } // extern "C"

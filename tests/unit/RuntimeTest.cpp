@@ -642,6 +642,137 @@ TEST(TensorCheck, RejectsZeroSizesAndNullPointers) {
   EXPECT_NO_THROW(view.check("input 'q'", {-1, 1}, {"b", nullptr}));
 }
 
+// Ids are checked as tensors are, then each id against its table, with
+// the position of the first one outside it.
+TEST(IdsCheck, NamesTheFirstIdOutsideTheTableAndItsPosition) {
+  const int32_t data[] = {0, 4, 2, 5, -1, 3};
+  attn_ids ids = {data, 2, {2, 3}};
+  const int64_t expected[] = {-1, -1};
+  const char *const names[] = {"b", "n"};
+  EXPECT_EQ(attn_ids_check(&ids, "input 'ids'", 2, expected, names, 6),
+            ATTN_ERROR_ARGUMENT);
+  EXPECT_STREQ(attn_error_message(),
+               "token id -1 at [1, 1] of input 'ids' is out of range: the "
+               "embedding table has 6 rows (ids 0..5)");
+  EXPECT_EQ(attn_ids_check(&ids, "input 'ids'", 2, expected, names, 5),
+            ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("token id 5 at [1, 0]"));
+  const int32_t good[] = {0, 4, 2, 5, 1, 3};
+  ids.data = good;
+  EXPECT_EQ(attn_ids_check(&ids, "input 'ids'", 2, expected, names, 6),
+            ATTN_OK);
+  const int64_t three[] = {-1, 3, 1};
+  EXPECT_EQ(attn_ids_check(&ids, "input 'ids'", 3, three, names, 6),
+            ATTN_ERROR_SHAPE);
+  EXPECT_EQ(attn_ids_check(nullptr, "input 'ids'", 2, expected, names, 6),
+            ATTN_ERROR_ARGUMENT);
+}
+
+/// A causal "model" for attn_decoder: each output row is the running sum
+/// of the input rows so far (2 floats a row, the second twice the first);
+/// its carry, the sum of the earlier blocks' rows. Counts its calls.
+int blockCalls = 0;
+attn_status prefixSumBlock(const void *model, int32_t rows, int64_t offset,
+                           const void *const *inputs, float *const *outputs,
+                           const float *const *carries, float *const *nexts) {
+  ++blockCalls;
+  if (model != &blockCalls || offset % 4 != 0)
+    return attn_set_error(ATTN_ERROR_RUNTIME, "wrong model or offset");
+  const float *in = static_cast<const float *>(inputs[0]);
+  float sum = carries[0][0];
+  for (int32_t r = 0; r < rows; ++r) {
+    sum += in[r];
+    outputs[0][2 * r] = sum;
+    outputs[0][2 * r + 1] = 2 * sum;
+  }
+  nexts[0][0] = sum;
+  return ATTN_OK;
+}
+
+const int64_t kOneElement[] = {1}, kTwoElements[] = {2};
+const attn_decoder_layout kPrefixSum = {
+    "prefix_sum", 4, 1, 1, 1, kOneElement, kTwoElements, kOneElement,
+    prefixSumBlock};
+
+// Appends of any sizes (a prefill across blocks, steps, a prefill after
+// steps) give the whole sequence's outputs; a block is run again with each
+// append until it fills; the state's size does not grow.
+TEST(Decoder, AppendsOfAnySizeGiveTheWholeSequencesOutputs) {
+  attn_decoder *decoder = nullptr;
+  ASSERT_EQ(attn_decoder_new(&kPrefixSum, &blockCalls, &decoder), ATTN_OK)
+      << attn_error_message();
+  std::vector<float> input(23), output(46, -1.0f);
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(i + 1);
+  int64_t at = 0;
+  blockCalls = 0;
+  for (int64_t rows : {6, 1, 1, 1, 9, 1, 4}) {
+    const void *in[] = {input.data() + at};
+    float *out[] = {output.data() + 2 * at};
+    ASSERT_EQ(attn_decoder_append(decoder, rows, in, out), ATTN_OK)
+        << attn_error_message();
+    at += rows;
+    EXPECT_EQ(attn_decoder_length(decoder), at);
+    EXPECT_EQ(attn_decoder_state_bytes(decoder), (4 + 1 + 1) * 4);
+  }
+  // 6 = [4] + [2]; 3 steps, the last fills a block; 9 = [4] + [4] + [1];
+  // 1; 4 = [2] + [2].
+  EXPECT_EQ(blockCalls, 2 + 3 + 3 + 1 + 2);
+  for (size_t r = 0; r < input.size(); ++r) {
+    float want = float((r + 1) * (r + 2) / 2);
+    EXPECT_EQ(output[2 * r], want) << r;
+    EXPECT_EQ(output[2 * r + 1], 2 * want) << r;
+  }
+  // Outputs not wanted; a reset starts a new sequence.
+  const void *in[] = {input.data()};
+  float *none[] = {nullptr};
+  EXPECT_EQ(attn_decoder_append(decoder, 3, in, none), ATTN_OK);
+  EXPECT_EQ(attn_decoder_append(decoder, 3, in, nullptr), ATTN_OK);
+  attn_decoder_reset(decoder);
+  EXPECT_EQ(attn_decoder_length(decoder), 0);
+  float first[2];
+  float *out[] = {first};
+  ASSERT_EQ(attn_decoder_append(decoder, 1, in, out), ATTN_OK);
+  EXPECT_EQ(first[0], 1.0f);
+  attn_decoder_free(decoder);
+}
+
+// A failed block leaves the sequence as it was; bad arguments and layouts
+// are refused with a message, never a crash.
+TEST(Decoder, RefusesBadArgumentsAndKeepsTheSequenceOnAFailure) {
+  attn_decoder *decoder = nullptr;
+  attn_decoder_layout bad = kPrefixSum;
+  bad.block_rows = 0;
+  EXPECT_EQ(attn_decoder_new(&bad, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("the layout is not one of"));
+  EXPECT_EQ(decoder, nullptr);
+  EXPECT_EQ(attn_decoder_new(nullptr, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
+  EXPECT_EQ(attn_decoder_new(&kPrefixSum, nullptr, nullptr),
+            ATTN_ERROR_ARGUMENT);
+  // The wrong model: its block function fails.
+  int other = 0;
+  ASSERT_EQ(attn_decoder_new(&kPrefixSum, &other, &decoder), ATTN_OK);
+  float row = 1, out[2];
+  const void *in[] = {&row};
+  float *outs[] = {out};
+  EXPECT_EQ(attn_decoder_append(decoder, 1, in, outs), ATTN_ERROR_RUNTIME);
+  EXPECT_STREQ(attn_error_message(), "wrong model or offset");
+  EXPECT_EQ(attn_decoder_length(decoder), 0);
+  EXPECT_EQ(attn_decoder_append(decoder, 0, in, outs), ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("at least one row"));
+  const void *null[] = {nullptr};
+  EXPECT_EQ(attn_decoder_append(decoder, 1, null, outs), ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("input 0 of model "
+                                              "'prefix_sum' is NULL"));
+  EXPECT_EQ(attn_decoder_append(decoder, (int64_t(1) << 24) + 1, in, outs),
+            ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("at most 2^24 rows"));
+  EXPECT_EQ(attn_decoder_append(nullptr, 1, in, outs), ATTN_ERROR_ARGUMENT);
+  attn_decoder_free(decoder);
+  attn_decoder_free(nullptr);
+  EXPECT_EQ(attn_decoder_length(nullptr), 0);
+}
+
 TEST(Status, StringsAndSetError) {
   EXPECT_STREQ(attn_status_string(ATTN_OK), "ok");
   EXPECT_STREQ(attn_status_string(ATTN_ERROR_MISSING), "missing weight");
