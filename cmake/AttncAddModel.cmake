@@ -10,16 +10,19 @@
 #===----------------------------------------------------------------------===#
 
 # attnc_add_model(<target> MODEL <file.attn> [TARGET <halide target>]
-#                 [MODEL_NAME <name>] [TUNING_DB <file>])
+#                 [MODEL_NAME <name>] [TUNING_DB <file>] [DECODE])
 # Compiles a model with `attnc compile` at build time into
 # lib<target>.a + <target>.h (C entry points <target>_weights_bind and
 # <target>_run) and defines <target>, an INTERFACE library that links the
 # kernel, the attnc runtime and the system libraries it needs. TARGET
 # defaults to host; MODEL_NAME picks a model when the file defines several;
 # TUNING_DB compiles with the fastest schedules of a tuning database (an
-# SQLite file of `attnc tune`, or its JSON export).
+# SQLite file of `attnc tune`, or its JSON export). DECODE also compiles
+# incremental decoding of a causal model (`attnc compile --decode`:
+# <target>_state_new, <target>_prefill, <target>_step).
 function(attnc_add_model target)
-  cmake_parse_arguments(ARG "" "MODEL;TARGET;MODEL_NAME;TUNING_DB" "" ${ARGN})
+  cmake_parse_arguments(ARG "DECODE" "MODEL;TARGET;MODEL_NAME;TUNING_DB" ""
+                        ${ARGN})
   if(NOT ARG_MODEL)
     message(FATAL_ERROR "attnc_add_model(${target}): MODEL <file.attn> is required")
   endif()
@@ -58,9 +61,14 @@ function(attnc_add_model target)
     set(tuning_option --tuning-db "${tuning_path}")
     set(tuning_depends "${tuning_path}")
   endif()
+  set(decode_option "")
+  if(ARG_DECODE)
+    set(decode_option --decode)
+  endif()
   add_custom_command(
     OUTPUT "${library}" "${out_dir}/${target}.h" "${out_dir}/${target}_kernel.h"
     COMMAND attnc::attnc compile "${model_path}" ${model_option} ${tuning_option}
+            ${decode_option}
             --target ${ARG_TARGET} --name ${target} -o "${out_dir}"
     DEPENDS attnc::attnc "${model_path}" ${tuning_depends}
     COMMENT "attnc: compiling ${ARG_MODEL} for ${ARG_TARGET}"

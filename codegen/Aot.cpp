@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Aot.h"
 #include "codegen/Program.h"
+#include "codegen/Stream.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -70,10 +71,15 @@ static std::string axisExpr(const Program &program, const Slot &slot,
 /// its kernel called (the C expression `callee(function)` names it), the
 /// temporaries it read last freed; on a failure, every temporary freed
 /// before the `fail:` label that maps the error.
+/// Streamed (decoding), `stepArgs[k]` are the buffers step k's kernel
+/// takes after its arguments (the offset and its carries) and
+/// `stepResults[k]` those after its results (the carries' next values).
 static void
 generateProgramRun(std::ostream &os, const Program &program,
                    const std::vector<std::string> &buffers,
-                   const std::function<std::string(const std::string &)> &callee) {
+                   const std::function<std::string(const std::string &)> &callee,
+                   const std::vector<std::vector<std::string>> &stepArgs,
+                   const std::vector<std::vector<std::string>> &stepResults) {
   // `buffers` holds the inputs', the weights' and the outputs' in order.
   auto first = buffers.begin();
   size_t inputs = program.inputs.size(), weights = program.weights.size();
@@ -126,10 +132,14 @@ generateProgramRun(std::ostream &os, const Program &program,
     std::vector<std::string> args;
     for (const Slot &slot : step.args)
       args.push_back(bufferOf(slot));
+    if (k < stepArgs.size())
+      args.insert(args.end(), stepArgs[k].begin(), stepArgs[k].end());
     for (const Slot &slot : step.weights)
       args.push_back(bufferOf(slot));
     for (const Slot &slot : step.results)
       args.push_back(bufferOf(slot));
+    if (k < stepResults.size())
+      args.insert(args.end(), stepResults[k].begin(), stepResults[k].end());
     for (size_t i = 0; i < args.size(); ++i)
       os << (i ? ", " : "") << args[i];
     os << ");\n  if (error != 0) goto fail;\n";
@@ -155,7 +165,394 @@ static std::string variantSuffix(size_t i, size_t count) {
   return count > 1 ? "_v" + std::to_string(i) : "";
 }
 
+/// The C parameter type of model input `in`: token ids or an f32 tensor.
+static std::string inputType(const TensorInfo &in) {
+  return in.dtype == "i32" ? "const attn_ids *" : "const attn_tensor *";
+}
+
+/// The shape check of tensor `t` (a parameter of the same name) against
+/// `expected` (MLIR order, < 0: any size), binding its runtime dims in the
+/// function's `boundNames` table; ids are checked against their table.
+static void generateCheck(std::ostream &os, const TensorInfo &t,
+                          const char *role,
+                          const std::vector<int64_t> &expected) {
+  std::string id = cIdentifier(t.name);
+  std::string what = std::string(role) + " '" + t.name + "'";
+  TensorInfo shaped = t;
+  shaped.shape = expected;
+  os << "  {\n    static const int64_t expected[] = " << shapeArray(shaped)
+     << ";\n"
+     << "    static const char *const names[] = " << dimNameArray(t) << ";\n";
+  if (t.dtype == "i32")
+    os << "    status = attn_ids_check(" << id << ", \"" << what << "\", "
+       << t.shape.size() << ", expected, names, " << t.idBound << ");\n";
+  else
+    os << "    status = attn_tensor_check(" << id << ", \"" << what << "\", "
+       << t.shape.size() << ", expected, names);\n";
+  os << "    if (status != ATTN_OK) return status;\n"
+     << "    status = attnc_bind_dims(\"" << what << "\", " << id << "->rank, "
+     << id << "->shape, expected, names, boundNames, boundSizes, &bound);\n"
+     << "    if (status != ATTN_OK) return status;\n  }\n";
+}
+
+/// Declares the halide_buffer_t of `t` whose data is `data`: a weight's
+/// pointer (`w->...`, with its static shape) or the tensor parameter of
+/// that name (its data and shape); appends its address to `buffers`.
+static void declareBuffer(std::ostream &os, std::vector<std::string> &buffers,
+                          const TensorInfo &t, const std::string &data) {
+  std::string id = "b" + std::to_string(buffers.size());
+  os << "  halide_buffer_t " << id << "; halide_dimension_t " << id << "_dims["
+     << std::max<size_t>(t.shape.size(), 1) << "];\n";
+  if (data.rfind("w->", 0) == 0)
+    os << "  { static const int64_t shape[] = " << shapeArray(t) << ";\n"
+       << "    attnc_buffer(&" << id << ", " << id << "_dims, " << data << ", "
+       << t.shape.size() << ", shape); }\n";
+  else
+    os << "  attnc_buffer(&" << id << ", " << id << "_dims, (const float *)"
+       << data << "->data, " << t.shape.size() << ", " << data
+       << "->shape);\n";
+  buffers.push_back("&" + id);
+}
+
+/// The end of a generated entry point `function` after its `fail:` label:
+/// the kernel's error as a status and a message naming the step.
+static void generateFailure(std::ostream &os, const std::string &function) {
+  os << "  {\n"
+     << "    char message[768];\n"
+     << "    attn_status code = ATTN_ERROR_RUNTIME;\n"
+     << "    const char *what = \"the kernel failed\";\n"
+     << "    if (error == halide_error_code_out_of_memory) {\n"
+     << "      code = ATTN_ERROR_OUT_OF_MEMORY;\n"
+     << "      what = \"out of memory in the kernel\";\n"
+     << "    } else if (error == halide_error_code_buffer_allocation_too_large "
+        "||\n"
+     << "               error == halide_error_code_buffer_extents_too_large) "
+        "{\n"
+     << "      code = ATTN_ERROR_OUT_OF_MEMORY;\n"
+     << "      what = \"a buffer of the kernel would exceed 2^31 - 1 bytes at "
+        "this size\";\n"
+     << "    }\n"
+     << "    snprintf(message, sizeof message, \"" << function
+     << ": %s%s%s (Halide error %d: %s)\", what,\n"
+     << "             step[0] ? \" at \" : \"\", step, error, "
+        "attnc_halide_message);\n"
+     << "    return attn_set_error(code, message);\n"
+     << "  }\n}\n\n";
+}
+
+/// The kernel calls on `buffers` (the inputs', the weights' and the
+/// outputs'): the model's kernel `function` (through `callee`), or a
+/// program's steps; streamed, with `callArgs` and `callResults` per call
+/// (generateProgramRun). Ends with the `fail:` label.
+static void generateCalls(
+    std::ostream &os, const ModelPipeline &pipeline,
+    const std::vector<std::string> &buffers,
+    const std::function<std::string(const std::string &)> &callee,
+    const std::string &function,
+    const std::vector<std::vector<std::string>> &callArgs = {},
+    const std::vector<std::vector<std::string>> &callResults = {}) {
+  os << "  attnc_halide_message[0] = '\\0';\n"
+     << "  halide_set_error_handler(attnc_halide_error);\n";
+  if (const Program *program = pipeline.program()) {
+    generateProgramRun(os, *program, buffers, callee, callArgs, callResults);
+    return;
+  }
+  auto weights = buffers.begin() + pipeline.inputs().size();
+  std::vector<std::string> args(buffers.begin(), weights);
+  if (!callArgs.empty())
+    args.insert(args.end(), callArgs[0].begin(), callArgs[0].end());
+  args.insert(args.end(), weights, buffers.end());
+  if (!callResults.empty())
+    args.insert(args.end(), callResults[0].begin(), callResults[0].end());
+  os << "  error = " << callee(function) << "(";
+  for (size_t i = 0; i < args.size(); ++i)
+    os << (i ? ", " : "") << args[i];
+  os << ");\n"
+     << "  if (error != 0) goto fail;\n"
+     << "  return ATTN_OK;\n"
+     << "fail:\n";
+}
+
+/// `dims` as a C initializer list of the C expressions `sizes`.
+static std::string initializer(const std::vector<std::string> &sizes) {
+  std::string text = "{";
+  for (size_t i = 0; i < sizes.size(); ++i)
+    text += (i ? ", " : "") + sizes[i];
+  return text + "}";
+}
+
+/// One block's shape of `t` for decoding (MLIR order, C expressions): the
+/// batch dims 1, the rows `rows`, the features static (compileAot checks).
+static std::vector<std::string> blockDims(const TensorInfo &t,
+                                          const std::string &rows) {
+  std::vector<std::string> dims;
+  size_t rowAxis = streamRowAxis(t);
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    dims.push_back(d < rowAxis    ? "1"
+                   : d == rowAxis ? rows
+                                  : std::to_string(t.shape[d]));
+  return dims;
+}
+
+/// The elements of one row of `t` (the product of its features).
+static int64_t rowElements(const TensorInfo &t) {
+  int64_t elements = 1;
+  for (size_t d = streamRowAxis(t) + 1; d < t.shape.size(); ++d)
+    elements *= t.shape[d];
+  return elements;
+}
+
+/// Decoding in a library (`attnc compile --decode`): <m>_decode_block, the
+/// streamed kernels of `decoding` on one block (the runtime's
+/// attn_decode_block_fn), and the state API over attn_decoder:
+/// <m>_state_new/free/reset/length/bytes, <m>_prefill and <m>_step.
+static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
+                             const std::string &m) {
+  const std::vector<TensorInfo> &inputs = decoding.inputs();
+  const std::vector<TensorInfo> &outputs = decoding.outputs();
+  std::vector<std::vector<std::vector<int>>> calls = decoding.streamCarries();
+  os << "/*===-- Incremental decoding (attnc compile --decode) "
+        "--------------------===*/\n\n"
+     << "/* One block of " << decoding.streamRows()
+     << " rows or fewer of a decoded sequence (attn_decode_block_fn):\n"
+     << " * the streamed kernels with the block's offset and carries. */\n"
+     << "static attn_status " << m
+     << "_decode_block(const void *model, int32_t rows,\n"
+     << "    int64_t offset, const void *const *inputs, float *const *outputs,\n"
+     << "    const float *const *carries, float *const *nexts) {\n"
+     << "  const " << m << "_weights *w = (const " << m
+     << "_weights *)model;\n"
+     << "  int error;\n"
+     << "  const char *step = \"\";\n"
+     << "  float position = (float)offset;\n"
+     << "  static const int64_t position_shape[1] = {1};\n"
+     << "  halide_buffer_t position_buf; halide_dimension_t "
+        "position_dims[1];\n"
+     << "  attnc_buffer(&position_buf, position_dims, &position, 1, "
+        "position_shape);\n"
+     << "  (void)carries; (void)nexts;\n";
+  // The block's tensors, named as <m>_run's parameters (the program's
+  // generated steps read their shapes).
+  auto blockTensor = [&](const TensorInfo &t, const std::string &data,
+                         const char *constness) {
+    std::string id = cIdentifier(t.name);
+    os << "  attn_tensor " << id << "_block = {(float *)" << data << ", "
+       << t.shape.size() << ", " << initializer(blockDims(t, "rows"))
+       << "};\n"
+       << "  " << constness << "attn_tensor *" << id << " = &" << id
+       << "_block;\n";
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    blockTensor(inputs[i], "inputs[" + std::to_string(i) + "]", "const ");
+  for (size_t i = 0; i < outputs.size(); ++i)
+    blockTensor(outputs[i], "outputs[" + std::to_string(i) + "]", "");
+  // Each call's offset and carries, and the carries' next values.
+  std::vector<std::vector<std::string>> callArgs, callResults;
+  size_t carry = 0;
+  for (const std::vector<std::vector<int>> &carries : calls) {
+    callArgs.push_back({"&position_buf"});
+    callResults.emplace_back();
+    for (const std::vector<int> &sizes : carries) {
+      std::string c = "c" + std::to_string(carry);
+      std::vector<std::string> shape;
+      for (size_t d = sizes.size(); d-- > 0;)
+        shape.push_back(std::to_string(sizes[d]));
+      os << "  static const int64_t " << c << "_shape[] = "
+         << initializer(shape) << ";\n"
+         << "  halide_buffer_t " << c << "_in, " << c
+         << "_next; halide_dimension_t " << c << "_in_dims[" << sizes.size()
+         << "], " << c << "_next_dims[" << sizes.size() << "];\n"
+         << "  attnc_buffer(&" << c << "_in, " << c << "_in_dims, carries["
+         << carry << "], " << sizes.size() << ", " << c << "_shape);\n"
+         << "  attnc_buffer(&" << c << "_next, " << c << "_next_dims, nexts["
+         << carry << "], " << sizes.size() << ", " << c << "_shape);\n";
+      callArgs.back().push_back("&" + c + "_in");
+      callResults.back().push_back("&" + c + "_next");
+      ++carry;
+    }
+  }
+  std::vector<std::string> buffers;
+  for (const TensorInfo &in : inputs)
+    declareBuffer(os, buffers, in, cIdentifier(in.name));
+  for (const TensorInfo &wt : decoding.weights())
+    declareBuffer(os, buffers, wt, "w->" + cIdentifier(wt.name));
+  for (const TensorInfo &out : outputs)
+    declareBuffer(os, buffers, out, cIdentifier(out.name));
+  // The streamed kernels: a program's with the suffix _decode.
+  auto callee = [&](const std::string &function) {
+    return decoding.program() ? function + "_decode" : function;
+  };
+  generateCalls(os, decoding, buffers, callee, m + "_decode_kernel", callArgs,
+                callResults);
+  generateFailure(os, m + "_decode_block");
+
+  // The state: an attn_decoder of this model.
+  auto rowArray = [](const std::vector<int64_t> &elements) {
+    std::vector<std::string> text;
+    for (int64_t e : elements)
+      text.push_back(std::to_string(e));
+    if (text.empty())
+      text.push_back("0");
+    return initializer(text);
+  };
+  std::vector<int64_t> inRows, outRows, carryElements;
+  for (const TensorInfo &in : inputs)
+    inRows.push_back(rowElements(in));
+  for (const TensorInfo &out : outputs)
+    outRows.push_back(rowElements(out));
+  for (const std::vector<std::vector<int>> &carries : calls)
+    for (const std::vector<int> &sizes : carries) {
+      int64_t elements = 1;
+      for (int size : sizes)
+        elements *= size;
+      carryElements.push_back(elements);
+    }
+  os << "/** One sequence of model " << m
+     << " decoded incrementally: the carries of its completed\n"
+     << " * blocks of " << decoding.streamRows()
+     << " rows and the inputs of the current one, "
+     << "constant in its length. */\n"
+     << "typedef attn_decoder " << m << "_state;\n\n"
+     << "/** A new state at the start of a sequence, on weights `w`, which "
+        "must\n * outlive it. Free it with " << m << "_state_free. */\n"
+     << "static inline attn_status " << m << "_state_new(const " << m
+     << "_weights *w, " << m << "_state **out) {\n"
+     << "  static const int64_t inRows[] = " << rowArray(inRows) << ";\n"
+     << "  static const int64_t outRows[] = " << rowArray(outRows) << ";\n"
+     << "  static const int64_t carries[] = " << rowArray(carryElements)
+     << ";\n"
+     << "  attn_decoder_layout layout;\n"
+     << "  if (out) *out = NULL;\n"
+     << "  if (!w) return attn_set_error(ATTN_ERROR_ARGUMENT, \"" << m
+     << "_state_new: the weights are NULL\");\n"
+     << "  layout.model = \"" << m << "\";\n"
+     << "  layout.block_rows = " << decoding.streamRows() << ";\n"
+     << "  layout.inputs = " << inputs.size() << ";\n"
+     << "  layout.outputs = " << outputs.size() << ";\n"
+     << "  layout.carries = " << carryElements.size() << ";\n"
+     << "  layout.input_row_elements = inRows;\n"
+     << "  layout.output_row_elements = outRows;\n"
+     << "  layout.carry_elements = carries;\n"
+     << "  layout.run_block = " << m << "_decode_block;\n"
+     << "  return attn_decoder_new(&layout, w, out);\n}\n\n";
+  // The rest of the state's API forwards to the runtime's decoder.
+  struct Forward {
+    const char *doc, *result, *name, *constness, *callee;
+  };
+  for (const Forward &f :
+       {Forward{"Frees a state; NULL is a no-op.", "void", "free", "",
+                "attn_decoder_free"},
+        Forward{"Back to the start of a sequence.", "void", "reset", "",
+                "attn_decoder_reset"},
+        Forward{"Rows (tokens) the sequence holds.", "int64_t", "length",
+                "const ", "attn_decoder_length"},
+        Forward{"The state's bytes, the same at every length.", "int64_t",
+                "bytes", "const ", "attn_decoder_state_bytes"}})
+    os << "/** " << f.doc << " */\n"
+       << "static inline " << f.result << " " << m << "_state_" << f.name
+       << "(" << f.constness << m << "_state *state) {\n  "
+       << (std::string(f.result) == "void" ? "" : "return ") << f.callee
+       << "(state);\n}\n";
+  os << "\n";
+
+  // Prefill: whole tensors of one sequence.
+  os << "/** Appends a prompt of n rows to the sequence: inputs";
+  for (const TensorInfo &in : inputs) {
+    std::vector<std::string> dims = blockDims(in, "n");
+    os << " " << in.name << " " << (in.dtype == "i32" ? "i32" : "f32") << "[";
+    for (size_t d = 0; d < dims.size(); ++d)
+      os << (d ? ", " : "") << dims[d];
+    os << "]";
+  }
+  os << ";\n * each output receives the prompt's n rows, or is NULL (not "
+        "wanted). */\n"
+     << "static inline attn_status " << m << "_prefill(" << m
+     << "_state *state";
+  for (const TensorInfo &in : inputs)
+    os << ", " << inputType(in) << cIdentifier(in.name);
+  for (const TensorInfo &out : outputs)
+    os << ", attn_tensor *" << cIdentifier(out.name);
+  os << ") {\n"
+     << "  const char *boundNames[" << inputs.size() + outputs.size()
+     << "]; int64_t boundSizes[" << inputs.size() + outputs.size()
+     << "]; int bound = 0;\n"
+     << "  attn_status status;\n"
+     << "  if (!state) return attn_set_error(ATTN_ERROR_ARGUMENT, \"" << m
+     << "_prefill: the state is NULL\");\n";
+  // Batch dims 1, the rows any size (the same in all), the features.
+  auto prefillShape = [](const TensorInfo &t) {
+    std::vector<int64_t> shape = blockShape(t.shape, streamRowAxis(t), 1);
+    shape[streamRowAxis(t)] = -1;
+    return shape;
+  };
+  for (const TensorInfo &in : inputs)
+    generateCheck(os, in, "input", prefillShape(in));
+  for (const TensorInfo &out : outputs) {
+    os << "  if (" << cIdentifier(out.name) << ")\n";
+    generateCheck(os, out, "output", prefillShape(out));
+  }
+  const TensorInfo &first = inputs.front();
+  os << "  {\n    const void *in[] = {";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    os << (i ? ", " : "") << cIdentifier(inputs[i].name) << "->data";
+  os << "};\n    float *out[] = {";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string id = cIdentifier(outputs[i].name);
+    os << (i ? ", " : "") << id << " ? " << id << "->data : NULL";
+  }
+  os << "};\n"
+     << "    return attn_decoder_append(state, " << cIdentifier(first.name)
+     << "->shape[" << streamRowAxis(first) << "], in, out);\n  }\n}\n\n";
+
+  // Step: one row of each input and output.
+  os << "/** Appends one row (a token) to the sequence:";
+  for (const TensorInfo &in : inputs)
+    os << " " << in.name
+       << (in.dtype == "i32" ? " a token id"
+                             : " " + std::to_string(rowElements(in)) +
+                                   " floats");
+  os << ";\n * each output receives the row's "
+     << "outputs, or is NULL (not wanted). */\n"
+     << "static inline attn_status " << m << "_step(" << m << "_state *state";
+  for (const TensorInfo &in : inputs)
+    os << (in.dtype == "i32" ? ", int32_t " : ", const float *")
+       << cIdentifier(in.name);
+  for (const TensorInfo &out : outputs)
+    os << ", float *" << cIdentifier(out.name);
+  os << ") {\n"
+     << "  if (!state) return attn_set_error(ATTN_ERROR_ARGUMENT, \"" << m
+     << "_step: the state is NULL\");\n";
+  for (const TensorInfo &in : inputs) {
+    std::string id = cIdentifier(in.name);
+    if (in.dtype != "i32") {
+      os << "  if (!" << id << ") return attn_set_error(ATTN_ERROR_ARGUMENT, "
+         << "\"" << m << "_step: input '" << in.name << "' is NULL\");\n";
+      continue;
+    }
+    if (in.idBound <= 0)
+      continue;
+    os << "  if (" << id << " < 0 || " << id << " >= " << in.idBound
+       << ") {\n"
+       << "    char message[256];\n"
+       << "    snprintf(message, sizeof message, \"" << m
+       << "_step: token id %ld of input '" << in.name
+       << "' is out of range: the embedding table has " << in.idBound
+       << " rows (ids 0.." << in.idBound - 1 << ")\", (long)" << id
+       << ");\n"
+       << "    return attn_set_error(ATTN_ERROR_ARGUMENT, message);\n  }\n";
+  }
+  os << "  {\n    const void *in[] = {";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    os << (i ? ", " : "") << (inputs[i].dtype == "i32" ? "&" : "")
+       << cIdentifier(inputs[i].name);
+  os << "};\n    float *out[] = {";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    os << (i ? ", " : "") << cIdentifier(outputs[i].name);
+  os << "};\n    return attn_decoder_append(state, 1, in, out);\n  }\n}\n\n";
+}
+
 std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
+                                  const ModelPipeline *decoding,
                                   const std::string &name) {
   const ModelPipeline &pipeline = *variants.front().pipeline;
   const std::string m = name.empty() ? pipeline.name() : name;
@@ -188,9 +585,11 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
     os << (i ? ", " : "") << "&" << cIdentifier(pipeline.outputs()[i].name);
   os << ");\n"
      << " *\n"
-     << " * Tensors are caller-owned f32 arrays in C order (attn_tensor).\n";
+     << " * Tensors are caller-owned f32 arrays in C order (attn_tensor),\n"
+     << " * token ids int32 arrays (attn_ids).\n";
   for (const TensorInfo &in : pipeline.inputs())
-    os << " *   input  " << in.name << " : f32" << in.shapeString() << "\n";
+    os << " *   input  " << in.name << " : " << in.dtype << in.shapeString()
+       << "\n";
   for (const TensorInfo &out : pipeline.outputs())
     os << " *   output " << out.name << " : f32" << out.shapeString() << "\n";
   os << " * Schedules: "
@@ -208,6 +607,15 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
       os << " (" << variants[i].pipeline->scheduleSource() << ")\n";
     }
   }
+  if (decoding)
+    os << " * Decoding (--decode): one sequence at a time, a state per "
+          "sequence:\n"
+       << " *   " << m << "_state *s; " << m << "_state_new(&w, &s);\n"
+       << " *   " << m << "_prefill(s, prompt..., outputs or NULL);   "
+          "// the prompt's rows\n"
+       << " *   " << m << "_step(s, one row or token id, its outputs);   "
+          "// per token\n"
+       << " *   " << m << "_state_free(s);\n";
   os
      << " * Every function returns ATTN_OK or an error status; the message is\n"
      << " * attn_error_message().\n"
@@ -259,23 +667,24 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
      << "}\n\n"
      << "/* Binds each runtime dim of `t` (expected[i] < 0) in `bound`, by "
         "name. */\n"
-     << "static inline attn_status attnc_bind_dims(const char *what, const "
-        "attn_tensor *t,\n"
-     << "    const int64_t *expected, const char *const *names,\n"
+     << "static inline attn_status attnc_bind_dims(const char *what, int32_t "
+        "rank,\n"
+     << "    const int64_t *shape, const int64_t *expected, const char *const "
+        "*names,\n"
      << "    const char **boundNames, int64_t *boundSizes, int *count) {\n"
      << "  char message[256];\n"
-     << "  for (int32_t i = 0; i < t->rank; ++i) {\n"
+     << "  for (int32_t i = 0; i < rank; ++i) {\n"
      << "    int k;\n"
      << "    if (expected[i] >= 0) continue;\n"
      << "    for (k = 0; k < *count; ++k)\n"
      << "      if (strcmp(boundNames[k], names[i]) == 0) break;\n"
      << "    if (k == *count) {\n"
-     << "      boundNames[k] = names[i]; boundSizes[k] = t->shape[i]; "
+     << "      boundNames[k] = names[i]; boundSizes[k] = shape[i]; "
         "++*count;\n"
-     << "    } else if (boundSizes[k] != t->shape[i]) {\n"
+     << "    } else if (boundSizes[k] != shape[i]) {\n"
      << "      snprintf(message, sizeof message, \"%s has %s = %lld, but an "
         "earlier tensor has %s = %lld\",\n"
-     << "               what, names[i], (long long)t->shape[i], names[i], "
+     << "               what, names[i], (long long)shape[i], names[i], "
         "(long long)boundSizes[k]);\n"
      << "      return attn_set_error(ATTN_ERROR_SHAPE, message);\n"
      << "    }\n"
@@ -350,7 +759,7 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
      << "static inline attn_status " << m << "_run(const " << m
      << "_weights *w";
   for (const TensorInfo &in : pipeline.inputs())
-    os << ", const attn_tensor *" << cIdentifier(in.name);
+    os << ", " << inputType(in) << cIdentifier(in.name);
   for (const TensorInfo &out : pipeline.outputs())
     os << ", attn_tensor *" << cIdentifier(out.name);
   // One entry per runtime dim the inputs and outputs can bind.
@@ -372,85 +781,27 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
      << "  attn_status status;\n"
      << "  int error;\n"
      << "  const char *step = \"\"; /* the step running (a layer or glue), for messages */\n";
-  size_t maxRank = 1;
-  auto check = [&](const TensorInfo &t, const char *role) {
-    std::string id = cIdentifier(t.name);
-    maxRank = std::max(maxRank, t.shape.size());
-    os << "  {\n    static const int64_t expected[] = " << shapeArray(t)
-       << ";\n"
-       << "    static const char *const names[] = " << dimNameArray(t) << ";\n"
-       << "    status = attn_tensor_check(" << id << ", \"" << role << " '"
-       << t.name << "'\", " << t.shape.size() << ", expected, names);\n"
-       << "    if (status != ATTN_OK) return status;\n"
-       << "    status = attnc_bind_dims(\"" << role << " '" << t.name << "'\", "
-       << id << ", expected, names, boundNames, boundSizes, &bound);\n"
-       << "    if (status != ATTN_OK) return status;\n  }\n";
-  };
   for (const TensorInfo &in : pipeline.inputs())
-    check(in, "input");
+    generateCheck(os, in, "input", in.shape);
   for (const TensorInfo &out : pipeline.outputs())
-    check(out, "output");
+    generateCheck(os, out, "output", out.shape);
   os << "  if (!w) return attn_set_error(ATTN_ERROR_ARGUMENT, \"" << m
      << "_run: the weights are NULL\");\n";
   if (variants.size() > 1)
     os << "  const int variant = " << m
        << "_variant(boundNames, boundSizes, bound);\n";
   std::vector<std::string> buffers;
-  auto buffer = [&](const TensorInfo &t, const std::string &data) {
-    std::string id = "b" + std::to_string(buffers.size());
-    os << "  halide_buffer_t " << id << "; halide_dimension_t " << id << "_dims["
-       << std::max<size_t>(t.shape.size(), 1) << "];\n";
-    if (data.rfind("w->", 0) == 0)
-      os << "  { static const int64_t shape[] = " << shapeArray(t) << ";\n"
-         << "    attnc_buffer(&" << id << ", " << id << "_dims, " << data << ", "
-         << t.shape.size() << ", shape); }\n";
-    else
-      os << "  attnc_buffer(&" << id << ", " << id << "_dims, " << data
-         << "->data, " << t.shape.size() << ", " << data << "->shape);\n";
-    buffers.push_back("&" + id);
-  };
   for (const TensorInfo &in : pipeline.inputs())
-    buffer(in, cIdentifier(in.name));
+    declareBuffer(os, buffers, in, cIdentifier(in.name));
   for (const TensorInfo &wt : pipeline.weights())
-    buffer(wt, "w->" + cIdentifier(wt.name));
+    declareBuffer(os, buffers, wt, "w->" + cIdentifier(wt.name));
   for (const TensorInfo &out : pipeline.outputs())
-    buffer(out, cIdentifier(out.name));
-  os << "  attnc_halide_message[0] = '\\0';\n"
-     << "  halide_set_error_handler(attnc_halide_error);\n";
-  const Program *program = pipeline.program();
-  if (!program) {
-    os << "  error = " << callee(m + "_kernel") << "(";
-    for (size_t i = 0; i < buffers.size(); ++i)
-      os << (i ? ", " : "") << buffers[i];
-    os << ");\n"
-       << "  if (error != 0) goto fail;\n"
-       << "  return ATTN_OK;\n"
-       << "fail:\n";
-  } else {
-    generateProgramRun(os, *program, buffers, callee);
-  }
-  os << "  {\n"
-     << "    char message[768];\n"
-     << "    attn_status code = ATTN_ERROR_RUNTIME;\n"
-     << "    const char *what = \"the kernel failed\";\n"
-     << "    if (error == halide_error_code_out_of_memory) {\n"
-     << "      code = ATTN_ERROR_OUT_OF_MEMORY;\n"
-     << "      what = \"out of memory in the kernel\";\n"
-     << "    } else if (error == halide_error_code_buffer_allocation_too_large "
-        "||\n"
-     << "               error == halide_error_code_buffer_extents_too_large) "
-        "{\n"
-     << "      code = ATTN_ERROR_OUT_OF_MEMORY;\n"
-     << "      what = \"a buffer of the kernel would exceed 2^31 - 1 bytes at "
-        "this size\";\n"
-     << "    }\n"
-     << "    snprintf(message, sizeof message, \"" << m
-     << "_run: %s%s%s (Halide error %d: %s)\", what,\n"
-     << "             step[0] ? \" at \" : \"\", step, error, "
-        "attnc_halide_message);\n"
-     << "    return attn_set_error(code, message);\n"
-     << "  }\n}\n\n"
-     << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << guard
+    declareBuffer(os, buffers, out, cIdentifier(out.name));
+  generateCalls(os, pipeline, buffers, callee, m + "_kernel");
+  generateFailure(os, m + "_run");
+  if (decoding)
+    generateDecoding(os, *decoding, m);
+  os << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << guard
      << " */\n";
   return os.str();
 }
@@ -514,24 +865,28 @@ static bool sameModel(const ModelPipeline &a, const ModelPipeline &b) {
 }
 
 mlir::LogicalResult
-compileAot(const std::vector<AotVariant> &variants, const Halide::Target &target,
-           const std::string &dir, const std::string &name,
-           std::vector<std::string> &written,
+compileAot(const std::vector<AotVariant> &variants, ModelPipeline *decoding,
+           const Halide::Target &target, const std::string &dir,
+           const std::string &name, std::vector<std::string> &written,
            llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
   const ModelPipeline &first = *variants.front().pipeline;
   const std::string m = name.empty() ? first.name() : name;
-  for (const TensorInfo &input : first.inputs())
-    if (input.dtype != "f32")
-      return emitError() << "model '" << m << "' takes token ids (input '"
-                         << input.name
-                         << "', i32), which libraries do not take yet; "
-                            "run it with attnc run or bench";
   for (const AotVariant &variant : variants)
     if (!sameModel(first, *variant.pipeline) ||
         variant.dims.size() != variants.front().dims.size())
       return emitError() << "the tuned variants of model '" << m
                          << "' differ in more than their schedules; compile "
                             "it with one set of tuned sizes";
+  // A decoder keeps blocks of one sequence: the features must be static.
+  if (decoding)
+    for (const auto *tensors : {&first.inputs(), &first.outputs()})
+      for (const TensorInfo &t : *tensors)
+        for (size_t d = streamRowAxis(t) + 1; d < t.shape.size(); ++d)
+          if (t.shape[d] < 0)
+            return emitError()
+                   << "decoding keeps blocks of '" << t.name << "' "
+                   << t.shapeString() << ", whose axis " << d << " ('"
+                   << t.dims[d] << "') must then have a static size";
   std::string library = dir + "/lib" + m + ".a";
   std::string kernelHeader = dir + "/" + m + "_kernel.h";
   std::string wrapper = dir + "/" + m + ".h";
@@ -542,6 +897,9 @@ compileAot(const std::vector<AotVariant> &variants, const Halide::Target &target
       modules.push_back(variants[i].pipeline->compileToModule(
           m + "_kernel" + suffix, target, suffix));
     }
+    if (decoding)
+      modules.push_back(decoding->compileToModule(m + "_decode_kernel",
+                                                  target, "_decode"));
     Halide::Module module = modules.size() == 1
                                 ? modules.front()
                                 : Halide::link_modules(m + "_kernel", modules);
@@ -552,7 +910,7 @@ compileAot(const std::vector<AotVariant> &variants, const Halide::Target &target
                        << target.to_string() << ": " << e.what();
   }
   std::ofstream out(wrapper);
-  out << generateWrapperHeader(variants, m);
+  out << generateWrapperHeader(variants, decoding, m);
   if (!out)
     return emitError() << "cannot write '" << wrapper << "'";
   written.insert(written.end(), {library, kernelHeader, wrapper});

@@ -38,10 +38,16 @@ struct AotVariant {
 /// that differ in more than their schedules, or a file that cannot be
 /// written) is a diagnostic from `emitError` (at the model). `name` (a C
 /// identifier) names the files and functions; "" means the model's name.
+/// With `decoding` (the model compiled to stream, with
+/// CodegenOptions::decode), the library also holds its streamed kernels
+/// (<m>_decode_kernel, or each kernel of a program with the suffix
+/// _decode) and <model>.h the state API of incremental decoding:
+/// <m>_state_new/free/reset/length/bytes, <m>_prefill and <m>_step, over
+/// the runtime's attn_decoder.
 mlir::LogicalResult
-compileAot(const std::vector<AotVariant> &variants, const Halide::Target &target,
-           const std::string &dir, const std::string &name,
-           std::vector<std::string> &written,
+compileAot(const std::vector<AotVariant> &variants, ModelPipeline *decoding,
+           const Halide::Target &target, const std::string &dir,
+           const std::string &name, std::vector<std::string> &written,
            llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// Prints Halide's lowered statement of `pipeline` for `target` (the loop
@@ -54,6 +60,7 @@ printLoweredStmt(ModelPipeline &pipeline, const Halide::Target &target,
 
 /// The text of <name>.h for `variants` (exposed for tests).
 std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
+                                  const ModelPipeline *decoding,
                                   const std::string &name);
 
 /// A C identifier for a tensor name (`flash_0.norm.weight` ->

@@ -108,6 +108,13 @@ public:
   /// The program of a model that calls functions, or null (Program.h).
   const Program *program() const;
 
+  /// Streamed (CodegenOptions::streamRows; else 0 and none): the rows of
+  /// one block, and the carries of each kernel call in the order the calls
+  /// run (one call for a pipeline, one per step for a program), each as
+  /// its sizes (Halide order, one sequence's: carrySizes in Stream.h).
+  int64_t streamRows() const;
+  std::vector<std::vector<std::vector<int>>> streamCarries() const;
+
   /// The model lowered for `target`: the function `function` (inputs,
   /// weights, then outputs), or, for a program, each kernel's function
   /// (its name followed by `kernelSuffix`) in one module named `function`.

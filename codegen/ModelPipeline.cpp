@@ -16,6 +16,7 @@
 #include "codegen/Resources.h"
 #include "codegen/Stopwatch.h"
 #include "codegen/Stream.h"
+#include "runtime/Tensor.h"
 
 #include <algorithm>
 #include <atomic>
@@ -158,6 +159,27 @@ const std::vector<TensorInfo> &ModelPipeline::outputs() const {
   return impl->program ? impl->program->outputs : impl->lowering.outputs;
 }
 const Program *ModelPipeline::program() const { return impl->program.get(); }
+
+int64_t ModelPipeline::streamRows() const { return impl->options.streamRows; }
+
+std::vector<std::vector<std::vector<int>>>
+ModelPipeline::streamCarries() const {
+  std::vector<const Lowering *> calls;
+  if (impl->options.streamRows == 0)
+    return {};
+  if (impl->program)
+    for (const Step &step : impl->program->steps)
+      calls.push_back(&step.kernel->lowering);
+  else
+    calls.push_back(&impl->lowering);
+  std::vector<std::vector<std::vector<int>>> carries;
+  for (const Lowering *lowering : calls) {
+    carries.emplace_back();
+    for (const Lowering::StreamCarry &carry : lowering->streamCarries)
+      carries.back().push_back(carrySizes(carry));
+  }
+  return carries;
+}
 
 /// How many threads runConcurrently uses for `count` tasks: one per
 /// hardware thread, at most one per task.
@@ -393,13 +415,11 @@ runtime::Result checkTokenIds(const TensorInfo &info,
     if (id >= 0 && id < info.idBound)
       return;
     // The position in MLIR order, as the .npy file or array indexes it.
-    std::string where;
+    std::vector<int64_t> where;
     for (int d = buffer.dimensions(); d-- > 0;)
-      where += (where.empty() ? "" : ", ") + std::to_string(at[d]);
-    bad = "token id " + std::to_string(id) + " at [" + where +
-          "] of input '" + info.name + "' is out of range: the embedding " +
-          "table has " + std::to_string(info.idBound) + " rows (ids 0.." +
-          std::to_string(info.idBound - 1) + ")";
+      where.push_back(at[d]);
+    bad = runtime::tokenIdOutOfRange(id, where, "input '" + info.name + "'",
+                                     info.idBound);
   });
   return bad.empty() ? runtime::Result::success()
                      : runtime::Result::error(ATTN_ERROR_ARGUMENT, bad);

@@ -250,14 +250,18 @@ Buffer<float> blockOf(const Buffer<float> &whole, int rowDim, int64_t entry,
   return Buffer<float>(std::move(block));
 }
 
+std::vector<int> carrySizes(const Lowering::StreamCarry &carry) {
+  std::vector<int> sizes;
+  for (size_t d = carry.extents.size(); d-- > 0;) {
+    const int64_t *size = Internal::as_const_int(carry.extents[d]);
+    sizes.push_back(d + 2 >= carry.extents.size() && size ? int(*size) : 1);
+  }
+  return sizes;
+}
+
 StreamState::StreamState(const Lowering &lowering) : offset(1) {
-  // The carries: [batch..., s, e] with batch 1 (one entry at a time).
   for (const Lowering::StreamCarry &carry : lowering.streamCarries) {
-    std::vector<int> sizes;
-    for (size_t d = carry.extents.size(); d-- > 0;) {
-      const int64_t *size = Internal::as_const_int(carry.extents[d]);
-      sizes.push_back(d + 2 >= carry.extents.size() && size ? int(*size) : 1);
-    }
+    std::vector<int> sizes = carrySizes(carry);
     carries.emplace_back(sizes);
     nexts.emplace_back(sizes);
   }

@@ -76,6 +76,10 @@ std::vector<int64_t> blockShape(std::vector<int64_t> shape, size_t rowAxis,
 Halide::Buffer<float> blockOf(const Halide::Buffer<float> &whole, int rowDim,
                               int64_t entry, int first, int count);
 
+/// The sizes (Halide order) of one sequence's value of `carry`: its last
+/// two axes, the batch dims before them 1 (a block is one batch entry).
+std::vector<int> carrySizes(const Lowering::StreamCarry &carry);
+
 /// Where one sequence (one batch entry) of a streamed kernel stands between
 /// blocks: its carries and the rows before the next block.
 class StreamState {

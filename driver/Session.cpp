@@ -258,9 +258,20 @@ std::unique_ptr<codegen::JitModel> Session::jit() {
 }
 
 bool Session::compileAot(const std::string &outputDir, const std::string &name,
-                         std::vector<std::string> &written) {
+                         std::vector<std::string> &written, bool decode) {
   if (!runTo(Stage::Pipeline) || !built)
     return false;
+  // Decoding: the model streamed in blocks of its chunk (as generate runs
+  // it), refused at the op that does not stream.
+  std::unique_ptr<codegen::ModelPipeline> decoding;
+  if (decode) {
+    codegen::CodegenOptions options = codegenOptions();
+    options.decode = true;
+    options.streamRows = codegen::smallestStreamRows(selected);
+    decoding = codegen::ModelPipeline::build(selected, options);
+    if (!decoding)
+      return false;
+  }
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
     return error("cannot create '" + outputDir + "': " + ec.message());
   // One variant per tuned size, each scheduled from the primitive IR again;
@@ -283,8 +294,9 @@ bool Session::compileAot(const std::string &outputDir, const std::string &name,
   }
   if (variants.empty())
     variants.push_back({built.get(), {}});
-  return mlir::succeeded(codegen::compileAot(
-      variants, targetModel.halide(), outputDir, name, written, errorAtModel()));
+  return mlir::succeeded(
+      codegen::compileAot(variants, decoding.get(), targetModel.halide(),
+                          outputDir, name, written, errorAtModel()));
 }
 
 bool Session::printStmt(llvm::raw_ostream &os) {

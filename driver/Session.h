@@ -157,9 +157,11 @@ public:
   /// appended to `written`. With a tuning database (and no tuningDims) that
   /// holds schedules tuned at several sizes of the model's runtime dims,
   /// the library holds one variant per tuned size and dispatches on the
-  /// run's sizes (codegen::compileAot).
+  /// run's sizes (codegen::compileAot). With `decode`, the library also
+  /// decodes incrementally (<name>_state_new, _prefill, _step): a model
+  /// that does not stream is refused at the op.
   bool compileAot(const std::string &outputDir, const std::string &name,
-                  std::vector<std::string> &written);
+                  std::vector<std::string> &written, bool decode = false);
   /// Runs to Pipeline and prints Halide's lowered statement for the target.
   bool printStmt(llvm::raw_ostream &os);
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flash_layer.h"
+#include "decode_lm.h"
 #include "many_dims.h"
 #include "repeated.h"
 #include "tuned_gau.h"
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -58,6 +60,18 @@ std::string saveWeights(const TensorMap &weights, const std::string &name,
   EXPECT_TRUE(result.ok()) << result.message;
   return path;
 }
+
+/// `weights` saved as a file of the test's own and loaded: the set a
+/// library's <m>_weights_bind reads.
+struct LoadedWeights {
+  LoadedWeights(const TensorMap &weights, const std::string &name) {
+    std::string path = saveWeights(weights, name);
+    EXPECT_EQ(attn_weights_load(path.c_str(), &set), ATTN_OK)
+        << attn_error_message();
+  }
+  ~LoadedWeights() { attn_weights_free(set); }
+  attn_weights *set = nullptr;
+};
 
 /// The largest difference between `got` and `want`, relative to the
 /// largest magnitude of `want`.
@@ -270,17 +284,13 @@ TEST(AotRepeatedLayersTest, OneLayerKernelServesEveryLayer) {
   TensorMap got = runJit(*model, inputs, weights);
   EXPECT_LE(relativeError(got, runReference(*model, inputs, weights)), 1e-5);
 
-  std::string path = saveWeights(weights, "repeated.safetensors");
-  attn_weights *set = nullptr;
-  ASSERT_EQ(attn_weights_load(path.c_str(), &set), ATTN_OK)
-      << attn_error_message();
+  LoadedWeights loaded(weights, "repeated.safetensors");
   repeated_weights bound;
-  ASSERT_EQ(repeated_weights_bind(set, &bound), ATTN_OK)
+  ASSERT_EQ(repeated_weights_bind(loaded.set, &bound), ATTN_OK)
       << attn_error_message();
   HostTensor x = inputs.at("x"), y(got.at("y").shape);
   attn_tensor xt = tensorOf(x), yt = tensorOf(y);
   EXPECT_EQ(repeated_run(&bound, &xt, &yt), ATTN_OK) << attn_error_message();
-  attn_weights_free(set);
   const HostTensor &want = got.at("y");
   EXPECT_LE(maxRelativeDifference(y, want), 1e-6);
 }
@@ -304,6 +314,132 @@ TEST(AotRepeatedLayersTest, LayersAfterTheFirstWriteOverTheirInput) {
   TensorMap inputs = randomInputs(*model->jit, {{"n", 40}, {"b", 1}}, 9);
   TensorMap got = runJit(*model, inputs, weights);
   EXPECT_LE(relativeError(got, runReference(*model, inputs, weights)), 1e-5);
+}
+
+// Incremental decoding in a library (attnc compile --decode): a prefill of
+// n rows, then a step per row, gives the rows the library's whole run
+// gives, whichever n (blocks of 8 rows: n before, at and across a chunk's
+// end); the state's bytes stay the same. `repeated` is a program of one
+// layer kernel called 3 times (3 carries), x f32[b, n, 32].
+TEST(AotDecodeTest, PrefillThenStepsEqualTheWholeRunOfAProgram) {
+  std::unique_ptr<CompiledModel> model = compileRepeated();
+  ASSERT_TRUE(model->jit) << model->diagnostics;
+  TensorMap weights =
+      codegen::randomWeights(model->jit->pipeline().weights(), 15);
+  LoadedWeights loaded(weights, "repeated.safetensors");
+  repeated_weights bound;
+  ASSERT_EQ(repeated_weights_bind(loaded.set, &bound), ATTN_OK)
+      << attn_error_message();
+  const int64_t total = 29, d = 32;
+  HostTensor x = randomInputs(*model->jit, {{"n", total}, {"b", 1}}, 16).at("x");
+  HostTensor whole({1, total, d});
+  attn_tensor xt = tensorOf(x), wt = tensorOf(whole);
+  ASSERT_EQ(repeated_run(&bound, &xt, &wt), ATTN_OK) << attn_error_message();
+  int64_t bytes = -1;
+  for (int64_t n : {1, 5, 8, 13, 16}) {
+    repeated_state *state = nullptr;
+    ASSERT_EQ(repeated_state_new(&bound, &state), ATTN_OK)
+        << attn_error_message();
+    HostTensor got({1, total, d});
+    attn_tensor prompt = {x.data.data(), 3, {1, n, d}};
+    attn_tensor out = {got.data.data(), 3, {1, n, d}};
+    ASSERT_EQ(repeated_prefill(state, &prompt, &out), ATTN_OK)
+        << attn_error_message();
+    for (int64_t at = n; at < total; ++at)
+      ASSERT_EQ(repeated_step(state, x.data.data() + at * d,
+                              got.data.data() + at * d),
+                ATTN_OK)
+          << attn_error_message();
+    EXPECT_EQ(repeated_state_length(state), total);
+    EXPECT_LE(maxRelativeDifference(got, whole), 1e-5) << "prefill " << n;
+    if (bytes < 0)
+      bytes = repeated_state_bytes(state);
+    EXPECT_EQ(repeated_state_bytes(state), bytes);
+    // After a reset, the sequence starts again.
+    repeated_state_reset(state);
+    EXPECT_EQ(repeated_state_length(state), 0);
+    HostTensor first({1, 1, d});
+    ASSERT_EQ(repeated_step(state, x.data.data(), first.data.data()), ATTN_OK);
+    for (int64_t c = 0; c < d; ++c)
+      EXPECT_NEAR(first.data[c], whole.data[c], 1e-5);
+    repeated_state_free(state);
+  }
+  // The carries (3 layers' chunk prefixes [32, 64] and their next values)
+  // and one block's inputs (8 rows of 32).
+  EXPECT_EQ(bytes, (3 * 2 * 16 * 64 + 8 * 32) * 4);
+}
+
+// Token ids in a library: <m>_run takes attn_ids and computes what the JIT
+// computes; decoding (a model of one pipeline) equals the whole run; ids
+// outside the table are refused before any kernel runs, with the JIT's
+// message (the prefill's with the position, the step's with the id).
+TEST(AotDecodeTest, TokenIdsRunAndDecodeInALibrary) {
+  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/token-lm.attn");
+  std::stringstream source;
+  source << file.rdbuf();
+  std::unique_ptr<CompiledModel> model =
+      compileAttn(source.str(), driver::SchedulePolicy::Default);
+  ASSERT_TRUE(model->jit) << model->diagnostics;
+  TensorMap weights =
+      codegen::randomWeights(model->jit->pipeline().weights(), 17);
+  const int64_t total = 37, vocab = 50;
+  TensorMap inputs = randomInputs(*model->jit, {{"n", total}, {"b", 1}}, 18);
+  TensorMap want = runJit(*model, inputs, weights);
+  LoadedWeights loaded(weights, "token-lm.safetensors");
+  decode_lm_weights bound;
+  ASSERT_EQ(decode_lm_weights_bind(loaded.set, &bound), ATTN_OK)
+      << attn_error_message();
+  std::vector<int32_t> ids(static_cast<size_t>(total));
+  std::memcpy(ids.data(), inputs.at("ids").data.data(), ids.size() * 4);
+  attn_ids idt = {ids.data(), 2, {1, total}};
+  HostTensor whole({1, total, vocab});
+  attn_tensor wt = tensorOf(whole);
+  ASSERT_EQ(decode_lm_run(&bound, &idt, &wt), ATTN_OK) << attn_error_message();
+  EXPECT_LE(maxRelativeDifference(whole, want.at("logits")), 1e-6);
+
+  decode_lm_state *state = nullptr;
+  ASSERT_EQ(decode_lm_state_new(&bound, &state), ATTN_OK)
+      << attn_error_message();
+  HostTensor got({1, total, vocab});
+  attn_ids prompt = {ids.data(), 2, {1, 21}};
+  attn_tensor out = {got.data.data(), 3, {1, 21, vocab}};
+  ASSERT_EQ(decode_lm_prefill(state, &prompt, &out), ATTN_OK)
+      << attn_error_message();
+  for (int64_t at = 21; at < total; ++at)
+    ASSERT_EQ(decode_lm_step(state, ids[size_t(at)],
+                             got.data.data() + at * vocab),
+              ATTN_OK)
+        << attn_error_message();
+  EXPECT_LE(maxRelativeDifference(got, whole), 1e-5);
+
+  // Refused, and the sequence is as it was.
+  std::vector<int32_t> bad = {1, 2, 50};
+  attn_ids badIds = {bad.data(), 2, {1, 3}};
+  EXPECT_EQ(decode_lm_prefill(state, &badIds, nullptr), ATTN_ERROR_ARGUMENT);
+  EXPECT_STREQ(attn_error_message(),
+               "token id 50 at [0, 2] of input 'ids' is out of range: the "
+               "embedding table has 50 rows (ids 0..49)");
+  EXPECT_EQ(decode_lm_step(state, -1, nullptr), ATTN_ERROR_ARGUMENT);
+  EXPECT_STREQ(attn_error_message(),
+               "decode_lm_step: token id -1 of input 'ids' is out of range: "
+               "the embedding table has 50 rows (ids 0..49)");
+  EXPECT_EQ(decode_lm_run(&bound, &badIds, &wt), ATTN_ERROR_ARGUMENT);
+  EXPECT_EQ(decode_lm_state_length(state), total);
+  // A prompt of two sequences, and logits of another length.
+  attn_ids two = {ids.data(), 2, {2, 3}};
+  EXPECT_EQ(decode_lm_prefill(state, &two, nullptr), ATTN_ERROR_SHAPE);
+  EXPECT_STREQ(attn_error_message(),
+               "input 'ids' has shape [2, 3] but the model expects [1, n]");
+  attn_tensor longer = {got.data.data(), 3, {1, 4, vocab}};
+  EXPECT_EQ(decode_lm_prefill(state, &prompt, &longer), ATTN_ERROR_SHAPE);
+  EXPECT_THAT(attn_error_message(),
+              HasSubstr("output 'logits' has n = 4, but an earlier tensor "
+                        "has n = 21"));
+  EXPECT_EQ(decode_lm_step(nullptr, 1, nullptr), ATTN_ERROR_ARGUMENT);
+  decode_lm_state_free(state);
+  decode_lm_state *none = state;
+  EXPECT_EQ(decode_lm_state_new(nullptr, &none), ATTN_ERROR_ARGUMENT);
+  EXPECT_EQ(none, nullptr);
 }
 
 // The wrapper binds every runtime dim of a model with many of them (its table
@@ -345,7 +481,8 @@ TEST(AotManyDimsTest, ManyRuntimeDimsAreBound) {
   std::unique_ptr<CompiledModel> model =
       compileAttn(source, driver::SchedulePolicy::Default);
   ASSERT_TRUE(model->jit) << model->diagnostics;
-  EXPECT_THAT(codegen::generateWrapperHeader({{&model->jit->pipeline(), {}}}, "many"),
+  EXPECT_THAT(codegen::generateWrapperHeader({{&model->jit->pipeline(), {}}},
+                                            nullptr, "many"),
               HasSubstr("const char *boundNames[18]; int64_t boundSizes[18];"));
   for (int i = 0; i < kDims; ++i)
     for (size_t e = 0; e < xs[i].data.size(); ++e)

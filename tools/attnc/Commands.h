@@ -88,6 +88,8 @@ struct CompileOptions {
   /// --tuning-db, or "": the largest sizes tuned (a library serves every
   /// length).
   std::string tuningDb;
+  /// --decode: the library also decodes incrementally (codegen/Aot.h).
+  bool decode = false;
 };
 
 /// `attnc compile`: writes lib<model>.a and <model>.h; returns the exit code.

@@ -40,7 +40,8 @@ int compileCommand(const CompileOptions &options) {
   if (!session.loadFile(options.file) || !session.runTo(Stage::Pipeline))
     return 1;
   std::vector<std::string> written;
-  if (!session.compileAot(options.outputDir, options.name, written))
+  if (!session.compileAot(options.outputDir, options.name, written,
+                          options.decode))
     return 1;
   for (const std::string &file : written)
     llvm::outs() << "wrote " << file << "\n";

@@ -186,6 +186,11 @@ cl::opt<bool> resume(cl::cat(attncOptions), "resume",
                               "database (recorded trials are not measured "
                               "again)"),
                      cl::init(false), cl::sub(tuneCmd));
+cl::opt<bool> decodeLibrary(cl::cat(attncOptions), "decode",
+                            cl::desc("Also compile incremental decoding of "
+                                     "a causal model: <name>_state_new, "
+                                     "_prefill, _step"),
+                            cl::sub(compileCmd));
 cl::opt<bool> jsonOutput(cl::cat(attncOptions), "json",
                          cl::desc("Print the result as JSON"), cl::init(false),
                          cl::sub(tuneCmd));
@@ -419,6 +424,7 @@ int main(int argc, char **argv) {
     o.schedule = schedule;
     o.name = libraryName;
     o.tuningDb = tuningDb;
+    o.decode = decodeLibrary;
     return driver::compileCommand(o);
   }
   return emitCommand();
