@@ -9,7 +9,9 @@ float64: max |attnc - torch| / max |torch| <= 1e-4, for causal and
 non-causal layers, n a multiple of the group size and not, batch 2. The
 causal FLASHTransformer is also decoded with `attnc generate` (20 prompt
 ids, 24 greedy steps across group boundaries): each id must be
-FLASH-pytorch's argmax at its position.
+FLASH-pytorch's argmax at its position. With --generate-app, the example
+app of examples/generate (a C program linking the decoding library of the
+same model) must then generate the same ids from the converted weights.
 
 FLASH-pytorch is not a dependency of attnc: this test makes a virtual
 environment of its own (`--venv`, over Debian's python3-torch) and installs
@@ -125,7 +127,7 @@ def build_module(kind, options, seed):
     return module.double().eval()
 
 
-def run_case(python, attnc, case, work):
+def run_case(python, attnc, app, case, work):
     """Failures of one case as strings (empty when it passes)."""
     import numpy as np
     import torch
@@ -172,11 +174,11 @@ def run_case(python, attnc, case, work):
             failures.append(f"{name} n={n}: relative error {error:.2e} > "
                             f"{TOLERANCE}")
     if kind == "FLASHTransformer" and options["causal"]:
-        failures += check_generate(attnc, module, prefix, name)
+        failures += check_generate(attnc, app, module, prefix, name)
     return failures
 
 
-def check_generate(attnc, module, prefix, name):
+def check_generate(attnc, app, module, prefix, name):
     """`attnc generate` on the converted model: its greedy ids are
     FLASH-pytorch's argmax at each position of the prompt followed by the
     ids generated before (positions whose two largest logits are closer
@@ -209,28 +211,54 @@ def check_generate(attnc, module, prefix, name):
                     f"FLASH-pytorch's argmax is {want}"]
     print(f"ok   {name:44} generate: {compared} of {len(generated)} greedy "
           f"ids compared, all FLASH-pytorch's argmax")
-    return [] if compared >= len(generated) // 2 else [
-        f"{name}: only {compared} of {len(generated)} steps had a clear "
-        f"argmax"]
+    if compared < len(generated) // 2:
+        return [f"{name}: only {compared} of {len(generated)} steps had a "
+                f"clear argmax"]
+    return check_app(app, prefix, name, prompt, generated)
+
+
+def check_app(app, prefix, name, prompt, generated):
+    """The generating example app (examples/generate, a C program linking
+    the library of the same model, tiny_lm.attn) on the converted weights:
+    the ids `attnc generate` chose."""
+    if not app:
+        return []
+    ran = subprocess.run(
+        [app, f"{prefix}.safetensors", ",".join(map(str, prompt)),
+         str(len(generated))], capture_output=True, text=True)
+    if ran.returncode != 0:
+        return [f"{name}: the generate app failed:\n{ran.stderr}"]
+    line = next((l for l in ran.stdout.splitlines()
+                 if l.startswith("generated:")), "")
+    if [int(t) for t in line.split()[1:]] != generated:
+        return [f"{name}: the generate app printed '{line}', attnc "
+                f"generate {generated}"]
+    print(f"ok   {name:44} the generate app (a C library) chose the same "
+          f"{len(generated)} ids")
+    return []
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attnc", required=True)
     parser.add_argument("--venv", required=True, type=pathlib.Path)
+    parser.add_argument("--generate-app", default="",
+                        help="examples/generate's app, run on the converted "
+                             "causal FLASHTransformer")
     parser.add_argument("--inside", action="store_true",
                         help=argparse.SUPPRESS)  # re-run in the venv
     args = parser.parse_args()
     if not args.inside:
         python = ensure_venv(args.venv)
         return subprocess.run([str(python), __file__, "--attnc", args.attnc,
-                               "--venv", str(args.venv),
-                               "--inside"]).returncode
+                               "--venv", str(args.venv), "--generate-app",
+                               args.generate_app, "--inside"]).returncode
     python = pathlib.Path(sys.executable)
     failures = []
     with tempfile.TemporaryDirectory(prefix="attnc-parity-") as tmp:
         for case in CASES:
-            failures += run_case(python, args.attnc, case, pathlib.Path(tmp))
+            failures += run_case(python, args.attnc, args.generate_app, case,
+                                 pathlib.Path(tmp))
     for failure in failures:
         print(failure, file=sys.stderr)
     return 1 if failures else 0
