@@ -461,7 +461,8 @@ std::vector<std::string> compileLibrary(const std::string &path,
                                         const std::string &target,
                                         const std::string &name,
                                         const std::string &schedule,
-                                        const std::string &tuningDb) {
+                                        const std::string &tuningDb,
+                                        bool decode) {
   if (!name.empty() && name != codegen::cIdentifier(name))
     throw InputError("name '" + name + "' is not a C identifier");
   std::string diagnostics;
@@ -473,7 +474,7 @@ std::vector<std::string> compileLibrary(const std::string &path,
   {
     py::gil_scoped_release unlocked;
     ok = session.loadFile(path) &&
-         session.compileAot(outputDir, name, written);
+         session.compileAot(outputDir, name, written, decode);
   }
   if (!ok)
     throw CompileError(trimmed(diagnostics));
@@ -586,7 +587,7 @@ PYBIND11_MODULE(_attnc, m) {
 
   m.def("compile", &compileLibrary, py::arg("path"), py::arg("out_dir"),
         py::arg("model"), py::arg("target"), py::arg("name"),
-        py::arg("schedule"), py::arg("tuning_db"));
+        py::arg("schedule"), py::arg("tuning_db"), py::arg("decode"));
   m.def("emit", &emitStage, py::arg("path"), py::arg("stage"),
         py::arg("model"), py::arg("target"), py::arg("schedule"));
 }

@@ -283,11 +283,14 @@ def load(path, model=None, weights=None, target="host", threads=None,
 
 
 def compile(path, out_dir, target="host", model=None, name=None,
-            schedule="default", tuning_db=None):
+            schedule="default", tuning_db=None, decode=False):
     """Compiles the model ahead of time into `out_dir` (lib<name>.a and
-    <name>.h, as `attnc compile`) and returns the paths written."""
+    <name>.h, as `attnc compile`) and returns the paths written. With
+    `decode`, the library also decodes incrementally (`attnc compile
+    --decode`: <name>_state_new, <name>_prefill, <name>_step)."""
     return _attnc.compile(_source(path), str(out_dir), model or "", target,
-                          name or "", schedule, str(tuning_db or ""))
+                          name or "", schedule, str(tuning_db or ""),
+                          bool(decode))
 
 
 def emit(path, stage="attn", model=None, target="host", schedule="default"):

@@ -19,6 +19,25 @@ def test_compile_writes_the_library_and_header(tmp_path):
     assert "my_gau_run" in header or "my_gau" in header
 
 
+def test_compile_with_decode_adds_the_state_api_or_names_the_op(tmp_path):
+    model = tmp_path / "lm.attn"
+    model.write_text(
+        "model lm {\n  dim n : seq\n  dim b : batch\n"
+        "  input ids : i32[b, n]\n  param tok : f32[20, 32]\n"
+        "  output h = flash(embedding(ids, tok), e = 64, s = 16, "
+        "chunk = 8, causal = true)\n}\n")
+    attnc.compile(model, tmp_path / "lm", decode=True)
+    header = (tmp_path / "lm" / "lm.h").read_text()
+    for entry in ("lm_state_new", "lm_prefill", "lm_step", "lm_state_free"):
+        assert f"static inline attn_status {entry}(" in header or \
+            f"static inline void {entry}(" in header, entry
+    assert "const attn_ids *ids" in header
+    with pytest.raises(attnc.CompileError,
+                       match=r"gau.attn:\d+:\d+: error: decoding cannot run "
+                             r"model 'gau_layer' block by block"):
+        attnc.compile(EXAMPLES / "gau.attn", tmp_path / "gau", decode=True)
+
+
 def test_compile_rejects_a_name_that_is_not_a_c_identifier(tmp_path):
     with pytest.raises(attnc.InputError, match="not a C identifier"):
         attnc.compile(EXAMPLES / "gau.attn", tmp_path, name="my-gau")
