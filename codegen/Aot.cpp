@@ -310,7 +310,9 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
                              const std::string &m) {
   const std::vector<TensorInfo> &inputs = decoding.inputs();
   const std::vector<TensorInfo> &outputs = decoding.outputs();
-  std::vector<std::vector<std::vector<int>>> calls = decoding.streamCarries();
+  std::vector<std::vector<ModelPipeline::CarryShape>> calls =
+      decoding.streamCarries();
+  bool cached = decoding.decodesWithCache();
   os << "/*===-- Incremental decoding (attnc compile --decode) "
         "--------------------===*/\n\n"
      << "/* One block of " << decoding.streamRows()
@@ -349,23 +351,47 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
   // Each call's offset and carries, and the carries' next values.
   std::vector<std::vector<std::string>> callArgs, callResults;
   size_t carry = 0;
-  for (const std::vector<std::vector<int>> &carries : calls) {
+  for (const std::vector<ModelPipeline::CarryShape> &carries : calls) {
     callArgs.push_back({"&position_buf"});
     callResults.emplace_back();
-    for (const std::vector<int> &sizes : carries) {
-      std::string c = "c" + std::to_string(carry);
-      std::vector<std::string> shape;
+    for (const ModelPipeline::CarryShape &shape : carries) {
+      std::string c = "c" + std::to_string(carry), at = std::to_string(carry);
+      const std::vector<int> &sizes = shape.sizes;
+      std::vector<std::string> dims;
       for (size_t d = sizes.size(); d-- > 0;)
-        shape.push_back(std::to_string(sizes[d]));
-      os << "  static const int64_t " << c << "_shape[] = "
-         << initializer(shape) << ";\n"
-         << "  halide_buffer_t " << c << "_in, " << c
-         << "_next; halide_dimension_t " << c << "_in_dims[" << sizes.size()
-         << "], " << c << "_next_dims[" << sizes.size() << "];\n"
-         << "  attnc_buffer(&" << c << "_in, " << c << "_in_dims, carries["
-         << carry << "], " << sizes.size() << ", " << c << "_shape);\n"
-         << "  attnc_buffer(&" << c << "_next, " << c << "_next_dims, nexts["
-         << carry << "], " << sizes.size() << ", " << c << "_shape);\n";
+        dims.push_back(std::to_string(sizes[d]));
+      size_t rank = sizes.size();
+      std::string declare = "  halide_buffer_t " + c + "_in, " + c +
+                            "_next; halide_dimension_t " + c + "_in_dims[" +
+                            std::to_string(rank) + "], " + c + "_next_dims[" +
+                            std::to_string(rank) + "];\n";
+      if (!shape.cache) {
+        os << "  static const int64_t " << c << "_shape[] = "
+           << initializer(dims) << ";\n"
+           << declare << "  attnc_buffer(&" << c << "_in, " << c
+           << "_in_dims, carries[" << at << "], " << rank << ", " << c
+           << "_shape);\n"
+           << "  attnc_buffer(&" << c << "_next, " << c << "_next_dims, nexts["
+           << at << "], " << rank << ", " << c << "_shape);\n";
+      } else {
+        // A key/value cache: the rows so far, and the block's rows of the
+        // same array written in place (their first row at `offset`).
+        int64_t width = 1;
+        for (size_t d = 0; d < rank; ++d)
+          width *= d == 1 ? 1 : sizes[d];
+        std::vector<std::string> sofar = dims, block = dims;
+        sofar[rank - 2] = "offset + rows";
+        block[rank - 2] = "rows";
+        os << "  int64_t " << c << "_sofar[] = " << initializer(sofar)
+           << ", " << c << "_rows[] = " << initializer(block) << ";\n"
+           << declare << "  attnc_buffer(&" << c << "_in, " << c
+           << "_in_dims, carries[" << at << "], " << rank << ", " << c
+           << "_sofar);\n"
+           << "  attnc_buffer(&" << c << "_next, " << c << "_next_dims, nexts["
+           << at << "] + offset * " << width << ", " << rank << ", " << c
+           << "_rows);\n"
+           << "  " << c << "_next_dims[1].min = (int32_t)offset;\n";
+      }
       callArgs.back().push_back("&" + c + "_in");
       callResults.back().push_back("&" + c + "_next");
       ++carry;
@@ -395,17 +421,18 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
       text.push_back("0");
     return initializer(text);
   };
-  std::vector<int64_t> inRows, outRows, carryElements;
+  std::vector<int64_t> inRows, outRows, carryElements, carryCaches;
   for (const TensorInfo &in : inputs)
     inRows.push_back(rowElements(in));
   for (const TensorInfo &out : outputs)
     outRows.push_back(rowElements(out));
-  for (const std::vector<std::vector<int>> &carries : calls)
-    for (const std::vector<int> &sizes : carries) {
-      int64_t elements = 1;
-      for (int size : sizes)
-        elements *= size;
+  for (const std::vector<ModelPipeline::CarryShape> &carries : calls)
+    for (const ModelPipeline::CarryShape &shape : carries) {
+      int64_t elements = 1; // a cache's per row
+      for (size_t d = 0; d < shape.sizes.size(); ++d)
+        elements *= shape.cache && d == 1 ? 1 : shape.sizes[d];
       carryElements.push_back(elements);
+      carryCaches.push_back(shape.cache);
     }
   os << "/** One sequence of model " << m
      << " decoded incrementally: the carries of its completed\n"
@@ -414,12 +441,20 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
      << "constant in its length. */\n"
      << "typedef attn_decoder " << m << "_state;\n\n"
      << "/** A new state at the start of a sequence, on weights `w`, which "
-        "must\n * outlive it. Free it with " << m << "_state_free. */\n"
+        "must\n * outlive it. Free it with " << m << "_state_free."
+     << (cached ? " The model attends over the whole\n * sequence: its "
+                  "key/value caches hold `capacity` tokens, the most the\n"
+                  " * sequence will hold."
+                : "")
+     << " */\n"
      << "static inline attn_status " << m << "_state_new(const " << m
-     << "_weights *w, " << m << "_state **out) {\n"
+     << "_weights *w, " << (cached ? "int64_t capacity, " : "") << m
+     << "_state **out) {\n"
      << "  static const int64_t inRows[] = " << rowArray(inRows) << ";\n"
      << "  static const int64_t outRows[] = " << rowArray(outRows) << ";\n"
      << "  static const int64_t carries[] = " << rowArray(carryElements)
+     << ";\n"
+     << "  static const int32_t caches[] = " << rowArray(carryCaches)
      << ";\n"
      << "  attn_decoder_layout layout;\n"
      << "  if (out) *out = NULL;\n"
@@ -434,6 +469,9 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
      << "  layout.output_row_elements = outRows;\n"
      << "  layout.carry_elements = carries;\n"
      << "  layout.run_block = " << m << "_decode_block;\n"
+     << "  layout.commit_rows = " << decoding.commitRows() << ";\n"
+     << "  layout.carry_caches = caches;\n"
+     << "  layout.capacity = " << (cached ? "capacity" : "0") << ";\n"
      << "  return attn_decoder_new(&layout, w, out);\n}\n\n";
   // The rest of the state's API forwards to the runtime's decoder.
   struct Forward {
@@ -610,7 +648,8 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
   if (decoding)
     os << " * Decoding (--decode): one sequence at a time, a state per "
           "sequence:\n"
-       << " *   " << m << "_state *s; " << m << "_state_new(&w, &s);\n"
+       << " *   " << m << "_state *s; " << m << "_state_new(&w, "
+       << (decoding->decodesWithCache() ? "capacity, " : "") << "&s);\n"
        << " *   " << m << "_prefill(s, prompt..., outputs or NULL);   "
           "// the prompt's rows\n"
        << " *   " << m << "_step(s, one row or token id, its outputs);   "

@@ -83,6 +83,23 @@ static Expr keysOf(attn::MaskAttr mask, const Expr &row, const Expr &keys,
   return dom;
 }
 
+namespace {
+/// Where row-wise attention reads its keys and values (MLIR-order index,
+/// the key row second-last): the op's k and v, or a streamed block's with
+/// the caches before it (lowerCachedAttention).
+struct KeySource {
+  std::function<Expr(const Index &)> key, value;
+  Expr rows;     ///< Key rows to iterate (the mask keeps those it keeps).
+  Expr count;    ///< The key count the score region sees.
+  Expr rowShift; ///< Query row i is row i + rowShift of the keys.
+};
+} // namespace
+
+static mlir::LogicalResult lowerRowAttention(Lowering &lowering,
+                                             attn::AttentionOp attention,
+                                             attn::Strategy strategy,
+                                             const KeySource &keys);
+
 int featuresPerHead(attn::AttentionOp attention, mlir::Value value) {
   return static_cast<int>(mlir::cast<mlir::RankedTensorType>(value.getType())
                               .getShape()
@@ -346,6 +363,52 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   return mlir::success();
 }
 
+/// Streamed attention over the whole sequence (decoding a GAU or MHSA
+/// layer, CodegenOptions::decode): the keys and values of the rows before
+/// the block come from two cache carries [batch..., capacity, width], whose
+/// `next` are the block's rows [offset, offset + rows) of the same memory
+/// (StreamState writes them in place). Query row i of the block is row
+/// offset + i of the sequence, and the score region sees offset + rows keys
+/// (GAU divides its scores by that length: the last row of each block is
+/// the whole run's over the sequence so far). Row by row: a step's block
+/// is a few rows.
+static mlir::LogicalResult lowerCachedAttention(Lowering &lowering,
+                                                attn::AttentionOp attention) {
+  const HTensor &k = lowering.get(attention.getK());
+  const HTensor &v = lowering.get(attention.getV());
+  size_t rank = k.rank();
+  Expr offset = lowering.rowOffset();
+  Expr rows = k.extents[rank - 2];
+  // Rows [offset, offset + rows) of the cache: the block's.
+  auto cacheOf = [&](const HTensor &t) {
+    std::vector<Expr> extents = t.extents;
+    extents[rank - 2] = Expr(); // the capacity, the caller's
+    Lowering::StreamCarry carry = lowering.addStreamCarry(extents,
+                                                          /*cache=*/true);
+    std::vector<Var> vars = makeVars(rank, "kv");
+    Index row = toIndex(vars);
+    row[rank - 2] = vars[rank - 2] - offset;
+    Lowering::defineCarryNext(carry, vars, t.at(row));
+    return carry;
+  };
+  Lowering::StreamCarry keyCache = cacheOf(k), valueCache = cacheOf(v);
+  Expr capacity = keyCache.in.dim(1).extent();
+  // Row j of the sequence: the cache's before the block, else the block's.
+  auto rowOf = [&](const HTensor &t, const Lowering::StreamCarry &cache) {
+    return [&t, cache, offset, rows, capacity, rank](const Index &at) {
+      Expr j = at[rank - 2];
+      Index cached = at, fresh = at;
+      cached[rank - 2] = clamp(j, 0, capacity - 1);
+      fresh[rank - 2] = clamp(j - offset, 0, rows - 1);
+      std::vector<Expr> reversed(cached.rbegin(), cached.rend());
+      return select(j < offset, cache.in(reversed), t.at(fresh));
+    };
+  };
+  KeySource keys{rowOf(k, keyCache), rowOf(v, valueCache), capacity,
+                 offset + rows, offset};
+  return lowerRowAttention(lowering, attention, attn::Strategy::rows, keys);
+}
+
 mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
   auto attention = mlir::cast<attn::AttentionOp>(op);
   for (mlir::Value operand :
@@ -356,19 +419,34 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
              << "code generation needs the feature dims of attention's q, k "
                 "and v to be static, but one is " << operand.getType();
   }
+  // Streamed over the whole sequence: with the key/value caches.
+  if (lowering.streaming() && !attention.getK().getDefiningOp<attn::ChunkOp>())
+    return lowerCachedAttention(lowering, attention);
   // The schedule's algorithm: blocked (CPU register tiles, or GPU blocks
   // staged in shared memory); rows or materialized scores below; naive.
   attn::ScheduleAttr attr = lowering.schedule();
   if (attr.getStrategy() == attn::Strategy::blocked)
     return attr.isOnGpu() ? lowerGpuTiledAttention(lowering, attention, attr)
                           : lowerTiledAttention(lowering, attention, attr);
-  const HTensor &q = lowering.get(attention.getQ());
   const HTensor &k = lowering.get(attention.getK());
+  const HTensor &v = lowering.get(attention.getV());
+  Expr keyLength = k.extents[k.rank() - 2];
+  KeySource keys{[&](const Index &at) { return k.at(at); },
+                 [&](const Index &at) { return v.at(at); },
+                 keyLength, keyLength, Expr(0)};
+  return lowerRowAttention(lowering, attention, attr.getStrategy(), keys);
+}
+
+static mlir::LogicalResult lowerRowAttention(Lowering &lowering,
+                                             attn::AttentionOp attention,
+                                             attn::Strategy strategy,
+                                             const KeySource &keys) {
+  const HTensor &q = lowering.get(attention.getQ());
   const HTensor &v = lowering.get(attention.getV());
   int dk = featuresPerHead(attention, attention.getQ());
   int dv = featuresPerHead(attention, attention.getV());
   size_t batchRank = q.rank() - 2;
-  Expr keyLength = k.extents[k.rank() - 2];
+  Expr keyLength = keys.rows;
 
   // Scores: S[batch..., h, i, j] (MLIR order; j innermost).
   std::vector<Var> sVars = makeVars(batchRank, "b");
@@ -383,8 +461,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
   qIndex.push_back(h * dk + r);
   kIndex.push_back(j);
   kIndex.push_back(h * dk + r);
-  Expr qk = sum(q.at(qIndex) * k.at(kIndex));
-  ScoreEnv env{qk, i, j, keyLength};
+  Expr qk = sum(q.at(qIndex) * keys.key(kIndex));
+  ScoreEnv env{qk, i + keys.rowShift, j, keys.count};
   Expr score;
   if (mlir::failed(lowerScoreRegion(lowering, attention, env, score)))
     return mlir::failure();
@@ -403,7 +481,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
   oVars.push_back(c);
   Index oBatch(oVars.begin(), oVars.begin() + batchRank);
   RDom key;
-  Expr keyAt = keysOf(attention.getMask(), oi, keyLength, "key", key);
+  Expr keyAt =
+      keysOf(attention.getMask(), oi + keys.rowShift, keyLength, "key", key);
   auto scoreAt = [&](const Func &f, const Expr &head, const Expr &row,
                      const Expr &col) {
     Index index = oBatch;
@@ -424,7 +503,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
     std::vector<Var> rVars(sVars.begin(), sVars.end() - 1); // batch, h, i
     Index rIndex(rVars.begin(), rVars.end());
     RDom kept;
-    Expr keptAt = keysOf(attention.getMask(), i, keyLength, "kept", kept);
+    Expr keptAt = keysOf(attention.getMask(), i + keys.rowShift, keyLength,
+                         "kept", kept);
     Func rowMax("row_max"), weights("softmax_weights"), rowSum("row_sum");
     Index sAtKept = rIndex;
     sAtKept.push_back(keptAt);
@@ -441,7 +521,8 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
     std::vector<Expr> sumRev(sumIndex.rbegin(), sumIndex.rend());
     Expr total = rowSum(sumRev);
     value = select(total > 0.0f,
-                   sum(scoreAt(weights, head, oi, keyAt) * v.at(vIndex)) / total,
+                   sum(scoreAt(weights, head, oi, keyAt) * keys.value(vIndex)) /
+                       total,
                    0.0f);
     rowFuncs = {scores, rowMax, weights, rowSum};
     if (!lowering.rowScratch()) {
@@ -451,7 +532,7 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
       rowFuncs.clear();
     }
   } else {
-    value = sum(scoreAt(scores, head, oi, keyAt) * v.at(vIndex));
+    value = sum(scoreAt(scores, head, oi, keyAt) * keys.value(vIndex));
   }
   define(out.func, oVars, value);
   LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
@@ -459,7 +540,7 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
   // (`rows`), or whole score matrices are computed first (`materialized`).
   if (lowering.rowScratch() && out.materialized && !lowering.autoscheduled())
     for (Func &f : rowFuncs) {
-      if (attr.getStrategy() == attn::Strategy::materialized)
+      if (strategy == attn::Strategy::materialized)
         f.compute_root();
       else
         f.compute_at(row);

@@ -67,9 +67,15 @@ struct CodegenOptions {
   /// (Stream.h: causal models whose only mixing across rows is chunked,
   /// e.g. FLASH causal; memory is that of a block, not of the sequence).
   int64_t streamRows = 0;
-  /// The streamed kernel is for decoding (Decode.h): only the wording of
-  /// checkStreamable's errors changes.
+  /// The streamed kernel is for decoding (Decode.h): checkStreamable's
+  /// errors say so, and attention over the whole sequence (causal) keeps a
+  /// key/value cache.
   bool decode = false;
+  /// Decoding: a block's carries may advance once its rows are a multiple
+  /// of this (the model's chunks, smallestStreamRows; 0: streamRows). With
+  /// 1 (a model without chunks, its attention cached) every append runs
+  /// its own rows only.
+  int64_t commitRows = 0;
 };
 
 struct Program;
@@ -109,11 +115,18 @@ public:
   const Program *program() const;
 
   /// Streamed (CodegenOptions::streamRows; else 0 and none): the rows of
-  /// one block, and the carries of each kernel call in the order the calls
-  /// run (one call for a pipeline, one per step for a program), each as
-  /// its sizes (Halide order, one sequence's: carrySizes in Stream.h).
+  /// one block, the rows its carries advance at (CodegenOptions::
+  /// commitRows), and the carries of each kernel call in the order the
+  /// calls run (one call for a pipeline, one per step for a program).
   int64_t streamRows() const;
-  std::vector<std::vector<std::vector<int>>> streamCarries() const;
+  int64_t commitRows() const;
+  struct CarryShape {
+    /// Halide order, one sequence's (carrySizes in Stream.h); a cache's
+    /// rows (dim 1) 0: the decoder's capacity.
+    std::vector<int> sizes;
+    bool cache = false; ///< A key/value cache (Lowering::StreamCarry).
+  };
+  std::vector<std::vector<CarryShape>> streamCarries() const;
 
   /// The model lowered for `target`: the function `function` (inputs,
   /// weights, then outputs), or, for a program, each kernel's function
@@ -165,8 +178,13 @@ public:
   /// `weights` (as run() takes them). This pipeline and the weights'
   /// memory must outlive the decoder. ATTN_ERROR_ARGUMENT when the model
   /// was not compiled to stream.
+  /// A model that attends over the whole sequence (GAU, MHSA: its
+  /// decoder keeps a key/value cache, decodesWithCache()) needs the
+  /// `capacity`, the most rows a sequence will hold (ATTN_ERROR_ARGUMENT
+  /// past it); others ignore it.
   runtime::Result decoder(const std::vector<Halide::Buffer<float>> &weights,
-                          std::unique_ptr<Decoder> &decoder);
+                          int64_t capacity, std::unique_ptr<Decoder> &decoder);
+  bool decodesWithCache() const;
 
 private:
   ModelPipeline();

@@ -39,12 +39,13 @@ namespace attnc::codegen {
 class Decoder {
 public:
   /// A decoder of a model with these inputs and outputs whose kernel runs
-  /// blocks of `blockRows` rows through `blocks`. Every axis of the inputs
+  /// blocks of `blockRows` rows through `blocks`, whose carries advance
+  /// when a block's rows are a multiple of `commitRows` (BlockSequence). Every axis of the inputs
   /// and outputs other than their batch dims and rows must be static
   /// (ATTN_ERROR_ARGUMENT naming the tensor otherwise).
   static runtime::Result create(const std::vector<TensorInfo> &inputs,
                                 const std::vector<TensorInfo> &outputs,
-                                int blockRows,
+                                int blockRows, int commitRows,
                                 std::unique_ptr<SequenceBlocks> blocks,
                                 std::unique_ptr<Decoder> &decoder);
 
@@ -66,7 +67,7 @@ public:
   int64_t stateBytes() const;
 
 private:
-  explicit Decoder(int blockRows) : sequence(blockRows) {}
+  Decoder(int blockRows, int commitRows) : sequence(blockRows, commitRows) {}
   std::vector<TensorInfo> inputInfos, outputInfos;
   std::vector<int> inRows, outRows; ///< Halide dim of each tensor's rows.
   /// The current block's inputs (its rows before sequence.length() hold

@@ -187,11 +187,11 @@ JitModel::runBuffers(const std::vector<Halide::Buffer<float>> &inputs,
   return model->run(inputs, weightViews(*model, weights), outputs);
 }
 
-runtime::Result JitModel::decoder(const TensorMap &weights,
+runtime::Result JitModel::decoder(const TensorMap &weights, int64_t capacity,
                                   std::unique_ptr<Decoder> &decoder) {
   if (runtime::Result checked = checkWeights(weights); !checked.ok())
     return checked;
-  return model->decoder(weightViews(*model, weights), decoder);
+  return model->decoder(weightViews(*model, weights), capacity, decoder);
 }
 
 runtime::Result JitModel::runPrepared(const TensorMap &inputs,

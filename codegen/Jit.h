@@ -78,8 +78,8 @@ public:
 
   /// checkWeights(), then a decoder of one sequence (Decode.h) of a model
   /// compiled for decoding (SessionOptions::decode) on `weights`, which
-  /// must outlive it.
-  runtime::Result decoder(const TensorMap &weights,
+  /// must outlive it; `capacity` as ModelPipeline::decoder takes it.
+  runtime::Result decoder(const TensorMap &weights, int64_t capacity,
                           std::unique_ptr<Decoder> &decoder);
 
 private:

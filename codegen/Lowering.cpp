@@ -691,7 +691,8 @@ static void setBounds(OutputImageParam buffer,
                       const std::vector<Expr> &extents) {
   int rank = int(extents.size());
   for (int d = 0; d < rank; ++d)
-    buffer.dim(d).set_bounds(0, extents[rank - 1 - d]);
+    if (extents[rank - 1 - d].defined()) // not a cache's rows
+      buffer.dim(d).set_bounds(0, extents[rank - 1 - d]);
 }
 
 void Lowering::defineCarryNext(const StreamCarry &carry,
@@ -703,13 +704,16 @@ void Lowering::defineCarryNext(const StreamCarry &carry,
 }
 
 const Lowering::StreamCarry &
-Lowering::addStreamCarry(const std::vector<Expr> &extents) {
+Lowering::addStreamCarry(const std::vector<Expr> &extents, bool cache) {
   std::string name = "stream_carry" + std::to_string(streamCarries.size());
   StreamCarry carry;
   carry.extents = extents;
+  carry.cache = cache;
   carry.in = ImageParam(Float(32), int(extents.size()), name);
   carry.next = Func(name + "_next");
   setBounds(carry.in, carry.extents);
+  if (cache) // rows [0, capacity); `next` its rows of the block
+    carry.in.dim(1).set_min(0);
   streamCarries.push_back(carry);
   return streamCarries.back();
 }

@@ -117,16 +117,25 @@ public:
   /// sum of the earlier blocks' chunk states [batch..., s, e], per
   /// token_shift the previous block's last row [batch..., 1, dims]; each
   /// read in `in` and written for the next block in `next`.
+  ///
+  /// A `cache` carry (decoding's key/value cache of attention over the
+  /// whole sequence) holds rows [0, capacity) of a tensor, its capacity the
+  /// caller's (its extent undefined in `extents`): the kernel reads the
+  /// rows before the block from `in`, and `next` is the block's own rows
+  /// [offset, offset + rows), which the caller passes as a view of the same
+  /// memory (written in place, never swapped).
   struct StreamCarry {
     Halide::ImageParam in;
     Halide::Func next;
     std::vector<Halide::Expr> extents; ///< MLIR order; the last two static.
+    bool cache = false;
   };
   Halide::ImageParam streamOffset;
   std::vector<StreamCarry> streamCarries;
   /// Declares a carry of `extents`: its input, bounded exactly, and its
   /// `next`, which the caller defines with defineCarryNext.
-  const StreamCarry &addStreamCarry(const std::vector<Halide::Expr> &extents);
+  const StreamCarry &addStreamCarry(const std::vector<Halide::Expr> &extents,
+                                    bool cache = false);
   /// Defines `carry.next(vars) = value` and bounds it exactly to the
   /// carry's extents: unbounded, bounds inference sized what `next` reads
   /// by the square of the block (a chunk_scan's projections).

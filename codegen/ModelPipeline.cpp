@@ -86,9 +86,12 @@ struct ModelPipeline::Impl {
                              std::vector<Buffer<float>> &outputs,
                              std::vector<StreamState> *states = nullptr,
                              int rows = 0);
-  /// The blocks of one sequence of the streamed model on `weights`.
+  /// The blocks of one sequence of the streamed model on `weights`, with
+  /// key/value caches (if any) of `capacity` rows.
   std::unique_ptr<SequenceBlocks>
-  sequenceBlocks(const std::vector<Buffer<float>> &weights);
+  sequenceBlocks(const std::vector<Buffer<float>> &weights, int64_t capacity);
+  /// Whether a kernel has cache carries.
+  bool caches() const;
   struct ProgramBlocks;
   runtime::Result checkProgram(const std::vector<std::vector<int64_t>> &inputs,
                                const std::vector<std::vector<int64_t>> &outputs,
@@ -161,8 +164,12 @@ const std::vector<TensorInfo> &ModelPipeline::outputs() const {
 const Program *ModelPipeline::program() const { return impl->program.get(); }
 
 int64_t ModelPipeline::streamRows() const { return impl->options.streamRows; }
+int64_t ModelPipeline::commitRows() const {
+  return impl->options.commitRows > 0 ? impl->options.commitRows
+                                      : impl->options.streamRows;
+}
 
-std::vector<std::vector<std::vector<int>>>
+std::vector<std::vector<ModelPipeline::CarryShape>>
 ModelPipeline::streamCarries() const {
   std::vector<const Lowering *> calls;
   if (impl->options.streamRows == 0)
@@ -172,11 +179,11 @@ ModelPipeline::streamCarries() const {
       calls.push_back(&step.kernel->lowering);
   else
     calls.push_back(&impl->lowering);
-  std::vector<std::vector<std::vector<int>>> carries;
+  std::vector<std::vector<CarryShape>> carries;
   for (const Lowering *lowering : calls) {
     carries.emplace_back();
     for (const Lowering::StreamCarry &carry : lowering->streamCarries)
-      carries.back().push_back(carrySizes(carry));
+      carries.back().push_back({carrySizes(carry), carry.cache});
   }
   return carries;
 }
@@ -434,10 +441,14 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
   for (size_t i = 0; i < inputs.size() && i < infos.size(); ++i)
     if (runtime::Result ids = checkTokenIds(infos[i], inputs[i]); !ids.ok())
       return ids;
-  if (impl->options.streamRows > 0)
+  if (impl->options.streamRows > 0) {
+    // Caches (decoding a model's whole-sequence attention) for the rows.
+    const TensorInfo &first = this->inputs().front();
+    int64_t length = inputs.front().dim(streamRowDim(first)).extent();
     return runStreamed(this->inputs(), this->outputs(),
                        impl->options.streamRows, inputs, outputs,
-                       *impl->sequenceBlocks(weights));
+                       *impl->sequenceBlocks(weights, length));
+  }
   if (impl->program)
     return impl->runProgram(inputs, weights, outputs);
   std::string what = "the kernel of model '" + impl->name + "'";
@@ -453,23 +464,45 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
 
 runtime::Result
 ModelPipeline::decoder(const std::vector<Buffer<float>> &weights,
-                       std::unique_ptr<Decoder> &decoder) {
+                       int64_t capacity, std::unique_ptr<Decoder> &decoder) {
   if (impl->options.streamRows == 0)
     return runtime::Result::error(
         ATTN_ERROR_ARGUMENT, "model '" + impl->name +
                                  "' was not compiled to stream: decoding "
                                  "needs CodegenOptions::streamRows");
+  if (impl->caches() && (capacity < 1 || capacity > kMaxDecodedRows))
+    return runtime::Result::error(
+        ATTN_ERROR_ARGUMENT,
+        "model '" + impl->name +
+            "' attends over the whole sequence: its decoder keeps a "
+            "key/value cache, whose capacity (the most tokens a sequence "
+            "holds, 1 to 2^24) it needs; got " + std::to_string(capacity));
+  if (!impl->caches())
+    capacity = kMaxDecodedRows; // no cache to size
   return Decoder::create(inputs(), outputs(), int(impl->options.streamRows),
-                         impl->sequenceBlocks(weights), decoder);
+                         int(impl->options.commitRows),
+                         impl->sequenceBlocks(weights, capacity), decoder);
+}
+
+bool ModelPipeline::decodesWithCache() const { return impl->caches(); }
+
+bool ModelPipeline::Impl::caches() const {
+  if (!program)
+    return hasCaches(lowering);
+  for (const std::unique_ptr<ProgramKernel> &kernel : program->kernels)
+    if (hasCaches(kernel->lowering))
+      return true;
+  return false;
 }
 
 /// A streamed program's blocks: the steps in order on each block, each
 /// with its own carries (a layer kernel called N times carries N states).
 struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
-  ProgramBlocks(Impl &impl, std::vector<Buffer<float>> weights)
+  ProgramBlocks(Impl &impl, std::vector<Buffer<float>> weights,
+                int64_t capacity)
       : impl(impl), weights(std::move(weights)) {
     for (const Step &step : impl.program->steps)
-      states.emplace_back(step.kernel->lowering);
+      states.emplace_back(step.kernel->lowering, capacity);
   }
   runtime::Result run(const std::vector<Buffer<float>> &inputs,
                       const std::vector<Buffer<float>> &outputs, int rows,
@@ -499,9 +532,10 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
 };
 
 std::unique_ptr<SequenceBlocks>
-ModelPipeline::Impl::sequenceBlocks(const std::vector<Buffer<float>> &weights) {
+ModelPipeline::Impl::sequenceBlocks(const std::vector<Buffer<float>> &weights,
+                                    int64_t capacity) {
   if (program)
-    return std::make_unique<ProgramBlocks>(*this, weights);
+    return std::make_unique<ProgramBlocks>(*this, weights, capacity);
   std::string what = "the kernel of model '" + name + "'";
   BlockRunner runner = [this, weights,
                         what](const std::vector<Buffer<float>> &args,
@@ -509,7 +543,7 @@ ModelPipeline::Impl::sequenceBlocks(const std::vector<Buffer<float>> &weights) {
     return runKernel(pipeline, lowering, native.get(), args, weights, results,
                      what);
   };
-  return streamBlocks(lowering, runner);
+  return streamBlocks(lowering, runner, capacity);
 }
 
 /// The argument of `step` whose memory its result `r` of `shape` takes

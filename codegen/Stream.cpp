@@ -23,7 +23,6 @@ using namespace Halide;
 namespace attn = mlir::attn;
 
 /// Positions are passed as a float: exact below 2^24.
-static constexpr int64_t kMaxStreamedRows = int64_t(1) << 24;
 
 /// Whether `value` is computed from weights and constants only (through
 /// transposes): the same for every row of the sequence.
@@ -35,7 +34,8 @@ static bool weightOnly(mlir::Value value) {
 }
 
 /// Why `op` keeps a streamed model from running block by block, or "".
-static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
+static std::string whyNotStreamable(mlir::Operation *op, int64_t rows,
+                                    bool decode) {
   if (mlir::isa<attn::ConstantOp, attn::AddOp, attn::SubOp, attn::MulOp,
                 attn::DivOp, attn::PowOp, attn::NegOp, attn::SiluOp,
                 attn::GeluOp, attn::ReluOp, attn::SigmoidOp, attn::ExpOp,
@@ -67,11 +67,20 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows) {
            "causal models stream";
   }
   if (auto attention = mlir::dyn_cast<attn::AttentionOp>(op)) {
+    bool chunked = true;
     for (mlir::Value operand :
          {attention.getQ(), attention.getK(), attention.getV()})
-      if (!operand.getDefiningOp<attn::ChunkOp>())
-        return "it attends over the whole sequence (keys of every earlier "
-               "block), not within chunks";
+      chunked = chunked && operand.getDefiningOp<attn::ChunkOp>();
+    if (chunked)
+      return "";
+    // Decoding keeps the keys and values of the earlier rows (a cache).
+    if (attention.getMask().getKind() != attn::MaskKind::causal)
+      return "it attends over the whole sequence with a mask other than "
+             "causal (only causal attention keeps a key/value cache)";
+    if (!decode)
+      return "it attends over the whole sequence (keys of every earlier "
+             "block), not within chunks; decoding (attnc generate) keeps "
+             "them in a key/value cache";
     return "";
   }
   // A product with a weight keeps rows apart (a head: `h @ table`).
@@ -121,7 +130,7 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
     return mlir::emitError(func.getLoc())
            << subject << " runs attnc's own schedules, not Halide's "
               "autoschedulers";
-  if (rows >= kMaxStreamedRows)
+  if (rows >= kMaxDecodedRows)
     return mlir::emitError(func.getLoc())
            << "--stream-rows must be below 2^24, got " << rows;
   std::string seqDim;
@@ -185,7 +194,7 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
   auto check = [&](mlir::Operation *op) {
     if (op->getParentOfType<attn::AttentionOp>())
       return mlir::WalkResult::advance(); // a score region's scalar ops
-    std::string why = whyNotStreamable(op, rows);
+    std::string why = whyNotStreamable(op, rows, options.decode);
     if (why.empty())
       return mlir::WalkResult::advance();
     // At the op's .attn location, without MLIR's dump of the op.
@@ -205,6 +214,18 @@ int64_t smallestStreamRows(mlir::func::FuncOp func) {
     return mlir::WalkResult::advance();
   });
   return rows;
+}
+
+int64_t decodeRows(mlir::func::FuncOp func) {
+  int64_t rows = smallestStreamRows(func);
+  bool cached = false;
+  walkWithCallees(func, [&](mlir::Operation *op) {
+    if (auto attention = mlir::dyn_cast<attn::AttentionOp>(op))
+      cached |= !attention.getK().getDefiningOp<attn::ChunkOp>();
+    return mlir::WalkResult::advance();
+  });
+  // Blocks of at least 64 rows: a prefill reads the weights once per block.
+  return cached ? rows * ((64 + rows - 1) / rows) : rows;
 }
 
 int64_t suggestedStreamRows(mlir::func::FuncOp func,
@@ -250,20 +271,36 @@ Buffer<float> blockOf(const Buffer<float> &whole, int rowDim, int64_t entry,
   return Buffer<float>(std::move(block));
 }
 
-std::vector<int> carrySizes(const Lowering::StreamCarry &carry) {
+std::vector<int> carrySizes(const Lowering::StreamCarry &carry,
+                            int64_t capacity) {
   std::vector<int> sizes;
-  for (size_t d = carry.extents.size(); d-- > 0;) {
+  size_t rank = carry.extents.size();
+  for (size_t d = rank; d-- > 0;) {
+    if (carry.cache && d + 2 == rank) {
+      sizes.push_back(int(capacity));
+      continue;
+    }
     const int64_t *size = Internal::as_const_int(carry.extents[d]);
-    sizes.push_back(d + 2 >= carry.extents.size() && size ? int(*size) : 1);
+    sizes.push_back(d + 2 >= rank && size ? int(*size) : 1);
   }
   return sizes;
 }
 
-StreamState::StreamState(const Lowering &lowering) : offset(1) {
+bool hasCaches(const Lowering &lowering) {
+  for (const Lowering::StreamCarry &carry : lowering.streamCarries)
+    if (carry.cache)
+      return true;
+  return false;
+}
+
+StreamState::StreamState(const Lowering &lowering, int64_t capacity)
+    : offset(1), capacity(capacity) {
   for (const Lowering::StreamCarry &carry : lowering.streamCarries) {
-    std::vector<int> sizes = carrySizes(carry);
+    std::vector<int> sizes = carrySizes(carry, capacity);
     carries.emplace_back(sizes);
-    nexts.emplace_back(sizes);
+    // A cache's next value is a view of its own rows (run()).
+    nexts.push_back(carry.cache ? Buffer<float>() : Buffer<float>(sizes));
+    caches.push_back(carry.cache);
   }
   reset();
 }
@@ -278,30 +315,51 @@ int64_t StreamState::bytes() const {
   int64_t total = 4;
   for (const std::vector<Buffer<float>> *list : {&carries, &nexts})
     for (const Buffer<float> &carry : *list)
-      total += int64_t(carry.size_in_bytes());
+      if (carry.defined())
+        total += int64_t(carry.size_in_bytes());
   return total;
 }
 
 runtime::Result StreamState::run(const std::vector<Buffer<float>> &inputs,
                                  const std::vector<Buffer<void>> &outputs,
                                  int rows, const BlockRunner &runBlock) {
-  if (at + rows > kMaxStreamedRows)
+  if (at + rows > kMaxDecodedRows)
     return runtime::Result::error(
         ATTN_ERROR_ARGUMENT,
         "a streamed sequence holds at most 2^24 rows (positions are "
         "passed as floats), and this block ends at row " +
             std::to_string(at + rows));
+  if (at + rows > capacity)
+    return runtime::Result::error(
+        ATTN_ERROR_ARGUMENT,
+        "the key/value cache holds " + std::to_string(capacity) +
+            " rows (the decoder's capacity), and this block ends at row " +
+            std::to_string(at + rows));
   offset(0) = float(at);
   std::vector<Buffer<float>> args = inputs;
   args.push_back(offset);
-  args.insert(args.end(), carries.begin(), carries.end());
+  for (size_t c = 0; c < carries.size(); ++c)
+    // A cache's rows so far: the keys the block's attention iterates.
+    args.push_back(caches[c] ? Buffer<float>(carries[c].get()->cropped(
+                                   1, 0, int(at + rows)))
+                             : carries[c]);
   std::vector<Buffer<void>> results = outputs;
-  results.insert(results.end(), nexts.begin(), nexts.end());
+  for (size_t c = 0; c < carries.size(); ++c) {
+    if (!caches[c]) {
+      results.push_back(nexts[c]);
+      continue;
+    }
+    // The block's rows of the cache, in place (its row dim is dim 1).
+    Runtime::Buffer<float> rows_ = carries[c].get()->cropped(1, int(at), rows);
+    results.push_back(Buffer<float>(std::move(rows_)));
+  }
   return runBlock(args, results);
 }
 
 void StreamState::advance(int rows) {
-  std::swap(carries, nexts);
+  for (size_t c = 0; c < carries.size(); ++c)
+    if (!caches[c])
+      std::swap(carries[c], nexts[c]);
   at += rows;
 }
 
@@ -309,8 +367,9 @@ namespace {
 /// A streamed pipeline's blocks: one StreamState.
 class StreamBlocks : public SequenceBlocks {
 public:
-  StreamBlocks(const Lowering &lowering, BlockRunner runner)
-      : state(lowering), runner(std::move(runner)) {}
+  StreamBlocks(const Lowering &lowering, BlockRunner runner,
+               int64_t capacity)
+      : state(lowering, capacity), runner(std::move(runner)) {}
   runtime::Result run(const std::vector<Buffer<float>> &inputs,
                       const std::vector<Buffer<float>> &outputs, int rows,
                       bool commit) override {
@@ -330,8 +389,10 @@ private:
 } // namespace
 
 std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
-                                             BlockRunner runner) {
-  return std::make_unique<StreamBlocks>(lowering, std::move(runner));
+                                             BlockRunner runner,
+                                             int64_t capacity) {
+  return std::make_unique<StreamBlocks>(lowering, std::move(runner),
+                                        capacity);
 }
 
 int streamRowDim(const TensorInfo &info) {

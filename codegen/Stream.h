@@ -24,6 +24,10 @@
 
 namespace attnc::codegen {
 
+/// The most rows a streamed or decoded sequence holds: positions reach
+/// the kernels as floats, exact up to 2^24.
+constexpr int64_t kMaxDecodedRows = int64_t(1) << 24;
+
 /// Whether `func` can be streamed in blocks of options.streamRows rows: a
 /// CPU target without an autoscheduler; exactly one runtime dim of kind
 /// seq, the row axis (streamRowAxis) of every input and output, with the
@@ -40,6 +44,12 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
 /// The smallest blocks `func` streams in: the least common multiple of its
 /// chunk sizes (1 without chunks). What decoding runs (Decode.h).
 int64_t smallestStreamRows(mlir::func::FuncOp func);
+
+/// The blocks decoding runs `func` in: smallestStreamRows, or with a
+/// key/value cache (attention over the whole sequence) the least multiple
+/// of it that is at least 64 (a prefill reads the weights once a block; a
+/// step runs its block's rows again).
+int64_t decodeRows(mlir::func::FuncOp func);
 
 /// The rows a run of `func` that does not fit could stream in (8192, when
 /// checkStreamable would accept them with `options`), or 0: what the
@@ -77,15 +87,24 @@ Halide::Buffer<float> blockOf(const Halide::Buffer<float> &whole, int rowDim,
                               int64_t entry, int first, int count);
 
 /// The sizes (Halide order) of one sequence's value of `carry`: its last
-/// two axes, the batch dims before them 1 (a block is one batch entry).
-std::vector<int> carrySizes(const Lowering::StreamCarry &carry);
+/// two axes (a cache's rows `capacity`), the batch dims before them 1 (a
+/// block is one batch entry).
+std::vector<int> carrySizes(const Lowering::StreamCarry &carry,
+                            int64_t capacity = 0);
+
+/// Whether the kernel `lowering` lowered has cache carries (decoding a
+/// layer that attends over the whole sequence), whose capacity its
+/// decoder needs.
+bool hasCaches(const Lowering &lowering);
 
 /// Where one sequence (one batch entry) of a streamed kernel stands between
 /// blocks: its carries and the rows before the next block.
 class StreamState {
 public:
-  /// Carries of the kernel `lowering` lowered, zero, at row 0.
-  explicit StreamState(const Lowering &lowering);
+  /// Carries of the kernel `lowering` lowered, zero, at row 0; its caches
+  /// (if any) hold `capacity` rows.
+  explicit StreamState(const Lowering &lowering,
+                       int64_t capacity = kMaxDecodedRows);
   // A copy would share the carries' memory (Buffers are handles).
   StreamState(const StreamState &) = delete;
   StreamState &operator=(const StreamState &) = delete;
@@ -110,7 +129,9 @@ public:
 
 private:
   std::vector<Halide::Buffer<float>> carries, nexts;
+  std::vector<bool> caches; ///< Per carry: a cache, written in place.
   Halide::Buffer<float> offset;
+  int64_t capacity;
   int64_t at = 0;
 };
 
@@ -133,9 +154,11 @@ public:
 };
 
 /// The blocks of one sequence of the streamed kernel `lowering` lowered,
-/// run by `runner`. `lowering` must outlive them.
+/// run by `runner`, its caches (if any) of `capacity` rows. `lowering`
+/// must outlive them.
 std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
-                                             BlockRunner runner);
+                                             BlockRunner runner,
+                                             int64_t capacity);
 
 /// Runs a streamed model (a pipeline or a program, through `blocks`)
 /// over whole `inputs` into whole `outputs` (Halide order; `inputInfos`

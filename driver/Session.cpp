@@ -47,7 +47,8 @@ bool Session::error(const llvm::Twine &message) {
 }
 
 std::function<mlir::InFlightDiagnostic()> Session::errorAtModel() {
-  return [this] { return selected.emitError(); };
+  // At the model's location, without MLIR's dump of the function.
+  return [this] { return mlir::emitError(selected.getLoc()); };
 }
 
 bool Session::loadFile(const std::string &path) {
@@ -227,7 +228,9 @@ bool Session::buildPipeline() {
   codegen::CodegenOptions options = codegenOptions();
   options.decode = opts.decode;
   if (opts.decode && options.streamRows == 0)
-    options.streamRows = codegen::smallestStreamRows(selected);
+    options.streamRows = codegen::decodeRows(selected);
+  if (opts.decode)
+    options.commitRows = codegen::smallestStreamRows(selected);
   built = codegen::ModelPipeline::build(selected, options);
   if (built && !built->kernels().empty())
     times.kernels = built->kernels().size();
@@ -267,7 +270,8 @@ bool Session::compileAot(const std::string &outputDir, const std::string &name,
   if (decode) {
     codegen::CodegenOptions options = codegenOptions();
     options.decode = true;
-    options.streamRows = codegen::smallestStreamRows(selected);
+    options.streamRows = codegen::decodeRows(selected);
+    options.commitRows = codegen::smallestStreamRows(selected);
     decoding = codegen::ModelPipeline::build(selected, options);
     if (!decoding)
       return false;

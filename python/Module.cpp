@@ -380,10 +380,11 @@ private:
 /// decoded incrementally (codegen/Decode.h).
 class SequenceDecoder {
 public:
-  explicit SequenceDecoder(Model &model)
+  SequenceDecoder(Model &model, int64_t capacity)
       : model(model), weights(model.weights) {
     model.checkWeights();
-    if (Result made = model.jit->decoder(*weights, decoder); !made.ok())
+    if (Result made = model.jit->decoder(*weights, capacity, decoder);
+        !made.ok())
       raise(made);
     const TensorInfo &first = model.pipeline().inputs().front();
     seqDim = first.dims[codegen::streamRowAxis(first)];
@@ -578,7 +579,8 @@ PYBIND11_MODULE(_attnc, m) {
       .def("compile_times", &Model::compileTimes);
 
   py::class_<SequenceDecoder>(m, "Decoder")
-      .def(py::init<Model &>(), py::arg("model"), py::keep_alive<1, 2>())
+      .def(py::init<Model &, int64_t>(), py::arg("model"), py::arg("capacity"),
+           py::keep_alive<1, 2>())
       .def("append", &SequenceDecoder::append, py::arg("inputs"))
       .def("reset", &SequenceDecoder::reset)
       .def_property_readonly("length", &SequenceDecoder::length)

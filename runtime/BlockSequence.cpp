@@ -15,13 +15,13 @@ Result BlockSequence::append(int64_t rows, const CopyIn &copyIn,
     int take = int(std::min<int64_t>(block - pending, rows - done));
     copyIn(done, pending, take);
     int filled = pending + take;
-    bool full = filled == block;
+    bool full = filled % unit == 0;
     if (Result ran = run(filled, full); !ran.ok())
       return ran;
     copyOut(pending, done, take);
     done += take;
     if (full) {
-      committed += block;
+      committed += filled;
       pending = 0;
     } else {
       pending = filled;

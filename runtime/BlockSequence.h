@@ -5,7 +5,9 @@
 // (attn_decoder, Decoder.cpp): a sequence that grows by appends runs in
 // blocks of a fixed number of rows; the block not yet full is run again
 // with each append, with the rows appended to it so far, and its carries
-// advance (and its rows are dropped) when it fills.
+// advance (and its rows are dropped) when it fills, or as soon as its rows
+// are a multiple of the commit unit (a model's chunk: carries of partial
+// chunks do not exist; with a unit of 1, every run commits).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_RUNTIME_BLOCKSEQUENCE_H
@@ -25,14 +27,17 @@ public:
   /// Rows [from, from + count) of the appended rows into rows [at, at +
   /// count) of the current block's inputs.
   using CopyIn = std::function<void(int64_t from, int at, int count)>;
-  /// Runs the current block's rows [0, filled); `full` when they are the
-  /// whole block, and its carries are to advance after the run.
+  /// Runs the current block's rows [0, filled); with `full` (a multiple of
+  /// the commit unit) its carries are to advance after the run.
   using Run = std::function<Result(int filled, bool full)>;
   /// Rows [at, at + count) of the block's outputs into rows [to, to +
   /// count) of the caller's.
   using CopyOut = std::function<void(int at, int64_t to, int count)>;
 
-  explicit BlockSequence(int blockRows) : block(blockRows) {}
+  /// Blocks of at most `blockRows` rows, committed when their rows are a
+  /// multiple of `commitRows` (which divides blockRows; 0: blockRows).
+  explicit BlockSequence(int blockRows, int commitRows = 0)
+      : block(blockRows), unit(commitRows > 0 ? commitRows : blockRows) {}
 
   /// Appends `rows` rows: each piece that fits the current block is copied
   /// in, the block run and the piece's outputs copied out. The rows of a
@@ -48,7 +53,7 @@ public:
   int64_t blockStart() const { return committed; }
 
 private:
-  int block;
+  int block, unit;
   int pending = 0;
   int64_t committed = 0;
 };

@@ -28,12 +28,15 @@ struct attn_decoder {
   attn_decode_block_fn runBlock = nullptr;
   const void *weights = nullptr;
   std::vector<int64_t> inElements, outElements;
+  std::vector<bool> caches; ///< Per carry: a key/value cache.
+  int64_t capacity = 0;
   /// The block's inputs (4-byte elements) and outputs, block_rows each.
   std::vector<std::vector<float>> inputs, outputs;
   std::vector<std::vector<float>> carries, nexts;
   BlockSequence sequence;
 
-  explicit attn_decoder(int blockRows) : sequence(blockRows) {}
+  attn_decoder(int blockRows, int commitRows)
+      : sequence(blockRows, commitRows) {}
   void reset() {
     sequence.reset();
     for (std::vector<float> &carry : carries)
@@ -63,12 +66,28 @@ attn_status attn_decoder_new(const attn_decoder_layout *layout,
         layout->inputs < 1 || layout->outputs < 0 || layout->carries < 0 ||
         !positive(layout->input_row_elements, layout->inputs) ||
         !positive(layout->output_row_elements, layout->outputs) ||
-        !positive(layout->carry_elements, layout->carries))
+        !positive(layout->carry_elements, layout->carries) ||
+        layout->commit_rows < 0 ||
+        (layout->commit_rows > 0 &&
+         layout->block_rows % layout->commit_rows != 0))
       return setError(ATTN_ERROR_ARGUMENT,
                       "attn_decoder_new: the layout is not one of a model "
                       "(block rows, inputs, row and carry sizes >= 1, a "
-                      "block function)");
-    auto decoder = std::make_unique<attn_decoder>(layout->block_rows);
+                      "commit unit dividing the block, a block function)");
+    bool cached = false;
+    for (int32_t i = 0; layout->carry_caches && i < layout->carries; ++i)
+      cached |= layout->carry_caches[i] != 0;
+    if (cached && (layout->capacity < 1 || layout->capacity > kMaxRows))
+      return setError(ATTN_ERROR_ARGUMENT,
+                      "model '" + std::string(layout->model ? layout->model
+                                                            : "model") +
+                          "' keeps a key/value cache, whose capacity (the "
+                          "most tokens a sequence holds, 1 to 2^24) its "
+                          "state needs; got " +
+                          std::to_string(layout->capacity));
+    auto decoder = std::make_unique<attn_decoder>(layout->block_rows,
+                                                  layout->commit_rows);
+    decoder->capacity = cached ? layout->capacity : kMaxRows;
     decoder->model = layout->model ? layout->model : "model";
     decoder->runBlock = layout->run_block;
     decoder->weights = model;
@@ -83,8 +102,13 @@ attn_status attn_decoder_new(const attn_decoder_layout *layout,
           size_t(rows * decoder->outElements.back()));
     }
     for (int32_t i = 0; i < layout->carries; ++i) {
-      decoder->carries.emplace_back(size_t(layout->carry_elements[i]));
-      decoder->nexts.emplace_back(size_t(layout->carry_elements[i]));
+      bool cache = layout->carry_caches && layout->carry_caches[i];
+      size_t elements = size_t(layout->carry_elements[i]);
+      decoder->caches.push_back(cache);
+      // A cache: one array of `capacity` rows, written in place.
+      decoder->carries.emplace_back(cache ? elements * size_t(layout->capacity)
+                                          : elements);
+      decoder->nexts.emplace_back(cache ? 0 : elements);
     }
     *out = decoder.release();
     return ATTN_OK;
@@ -138,6 +162,13 @@ attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
                           "kernels as floats); it has " +
                           std::to_string(sequence.length()) +
                           " and the append adds " + std::to_string(rows));
+    if (rows > decoder->capacity - sequence.length())
+      return setError(ATTN_ERROR_ARGUMENT,
+                      "the key/value cache of model '" + decoder->model +
+                          "' holds " + std::to_string(decoder->capacity) +
+                          " rows (the state's capacity); the sequence has " +
+                          std::to_string(sequence.length()) +
+                          " and the append adds " + std::to_string(rows));
     auto copyIn = [&](int64_t from, int at, int count) {
       for (size_t i = 0; i < decoder->inputs.size(); ++i) {
         size_t row = size_t(decoder->inElements[i]) * 4;
@@ -156,7 +187,8 @@ attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
         out.push_back(output.data());
       for (size_t c = 0; c < decoder->carries.size(); ++c) {
         carry.push_back(decoder->carries[c].data());
-        next.push_back(decoder->nexts[c].data());
+        next.push_back(decoder->caches[c] ? decoder->carries[c].data()
+                                          : decoder->nexts[c].data());
       }
       attn_status status = decoder->runBlock(
           decoder->weights, filled, sequence.blockStart(), in.data(), out.data(),
@@ -164,7 +196,9 @@ attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
       if (status != ATTN_OK)
         return Result::error(status, attn_error_message());
       if (full)
-        std::swap(decoder->carries, decoder->nexts);
+        for (size_t c = 0; c < decoder->carries.size(); ++c)
+          if (!decoder->caches[c])
+            std::swap(decoder->carries[c], decoder->nexts[c]);
       return Result::success();
     };
     auto copyOut = [&](int at, int64_t to, int count) {

@@ -159,7 +159,10 @@ attn_status attn_weights_save(const char *path, size_t count,
 /// elements each, f32 or int32 ids, in C order), outputs[i] receives its
 /// rows of output i; carries[i] holds what the earlier blocks carry into it
 /// (a chunk prefix, a shifted row) and nexts[i] receives what the next
-/// block would carry (carry_elements[i] floats each).
+/// block would carry (carry_elements[i] floats each). A key/value cache
+/// (carry_caches[i]) is one array of rows of carry_elements[i] floats:
+/// carries[i] and nexts[i] are both its first row; the block reads the rows
+/// before `offset` and writes its own rows [offset, offset + rows).
 typedef attn_status (*attn_decode_block_fn)(const void *model, int32_t rows,
                                             int64_t offset,
                                             const void *const *inputs,
@@ -175,8 +178,14 @@ typedef struct attn_decoder_layout {
   int32_t inputs, outputs, carries;
   const int64_t *input_row_elements;
   const int64_t *output_row_elements;
-  const int64_t *carry_elements;
+  const int64_t *carry_elements; ///< a cache's: per row
   attn_decode_block_fn run_block;
+  /// A block's carries advance once its rows are a multiple of this (the
+  /// model's chunk; 0: block_rows); with 1 every append runs its own rows.
+  int32_t commit_rows;
+  /// Per carry, 1 for a key/value cache of `capacity` rows (NULL: none).
+  const int32_t *carry_caches;
+  int64_t capacity; ///< rows of each cache: the most a sequence holds
 } attn_decoder_layout;
 
 /// One sequence of a causal model decoded incrementally (prefill, then a
@@ -208,7 +217,8 @@ int64_t attn_decoder_state_bytes(const attn_decoder *decoder);
 /// Appends \p rows rows to the sequence: inputs[i] holds their rows of
 /// input i, and outputs[i] (or NULL, not wanted) receives their outputs
 /// (layout's row elements each). A prefill is an append of the prompt, a
-/// step an append of one row. A sequence holds at most 2^24 rows. On an
+/// step an append of one row. A sequence holds at most 2^24 rows, and with
+/// key/value caches at most their capacity (ATTN_ERROR_ARGUMENT). On an
 /// error the sequence is as before the block that failed.
 attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
                                 const void *const *inputs,

@@ -135,10 +135,12 @@ class Model:
         values = tuple(results[name] for name in self.outputs)
         return values[0] if len(values) == 1 else values
 
-    def decoder(self):
+    def decoder(self, capacity=None):
         """A Decoder of one sequence: the model (loaded with decode=True)
-        run incrementally, a prompt then a token at a time."""
-        return Decoder(self)
+        run incrementally, a prompt then a token at a time. A model that
+        attends over the whole sequence (GAU, MHSA) keeps a key/value cache
+        of `capacity` rows, the most the sequence will hold."""
+        return Decoder(self, capacity)
 
     def _named_inputs(self, args, kwargs):
         """The inputs of m(...) or d.append(...) by name: by position (the
@@ -187,9 +189,9 @@ class Decoder:
     is the carries between chunks and the current chunk's inputs, constant
     in the context."""
 
-    def __init__(self, model):
+    def __init__(self, model, capacity=None):
         self._model = model
-        self._decoder = _attnc.Decoder(model._model)
+        self._decoder = _attnc.Decoder(model._model, int(capacity or 0))
 
     def append(self, *args, **kwargs):
         """Appends rows: the inputs by position or name, batch dims 1

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "flash_layer.h"
 #include "decode_lm.h"
+#include "decode_mhsa.h"
 #include "many_dims.h"
 #include "repeated.h"
 #include "tuned_gau.h"
@@ -258,11 +259,16 @@ TEST_F(AotTest, TruncatedAndCorruptWeightFilesAreRejected) {
 
 /// tests/e2e/Inputs/repeated.attn (three layers of one configuration),
 /// compiled for the JIT.
-std::unique_ptr<CompiledModel> compileRepeated() {
-  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/repeated.attn");
+/// tests/e2e/Inputs/`name` compiled for the JIT with the default schedules.
+std::unique_ptr<CompiledModel> compileInput(const std::string &name) {
+  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/" + name);
   std::stringstream source;
   source << file.rdbuf();
   return compileAttn(source.str(), driver::SchedulePolicy::Default);
+}
+
+std::unique_ptr<CompiledModel> compileRepeated() {
+  return compileInput("repeated.attn");
 }
 
 // A model whose three layers share one configuration is a program of one
@@ -374,11 +380,7 @@ TEST(AotDecodeTest, PrefillThenStepsEqualTheWholeRunOfAProgram) {
 // outside the table are refused before any kernel runs, with the JIT's
 // message (the prefill's with the position, the step's with the id).
 TEST(AotDecodeTest, TokenIdsRunAndDecodeInALibrary) {
-  std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/token-lm.attn");
-  std::stringstream source;
-  source << file.rdbuf();
-  std::unique_ptr<CompiledModel> model =
-      compileAttn(source.str(), driver::SchedulePolicy::Default);
+  std::unique_ptr<CompiledModel> model = compileInput("token-lm.attn");
   ASSERT_TRUE(model->jit) << model->diagnostics;
   TensorMap weights =
       codegen::randomWeights(model->jit->pipeline().weights(), 17);
@@ -440,6 +442,56 @@ TEST(AotDecodeTest, TokenIdsRunAndDecodeInALibrary) {
   decode_lm_state *none = state;
   EXPECT_EQ(decode_lm_state_new(nullptr, &none), ATTN_ERROR_ARGUMENT);
   EXPECT_EQ(none, nullptr);
+}
+
+// A library decodes attention over the whole sequence (MHSA) with a
+// key/value cache of the capacity its state is made with: prefill then
+// steps (each appends its own rows) equal the library's whole run; past
+// the capacity, and without one, the state refuses with a message.
+TEST(AotDecodeTest, KeyValueCacheDecodesAttentionOverTheWholeSequence) {
+  std::unique_ptr<CompiledModel> model = compileInput("mhsa-lm.attn");
+  ASSERT_TRUE(model->jit) << model->diagnostics;
+  TensorMap weights =
+      codegen::randomWeights(model->jit->pipeline().weights(), 19);
+  LoadedWeights loaded(weights, "mhsa-lm.safetensors");
+  decode_mhsa_weights bound;
+  ASSERT_EQ(decode_mhsa_weights_bind(loaded.set, &bound), ATTN_OK)
+      << attn_error_message();
+  const int64_t total = 75, vocab = 50;
+  TensorMap inputs = randomInputs(*model->jit, {{"n", total}, {"b", 1}}, 20);
+  std::vector<int32_t> ids(static_cast<size_t>(total));
+  std::memcpy(ids.data(), inputs.at("ids").data.data(), ids.size() * 4);
+  attn_ids all = {ids.data(), 2, {1, total}};
+  HostTensor whole({1, total, vocab});
+  attn_tensor wt = tensorOf(whole);
+  ASSERT_EQ(decode_mhsa_run(&bound, &all, &wt), ATTN_OK)
+      << attn_error_message();
+  decode_mhsa_state *state = nullptr;
+  EXPECT_EQ(decode_mhsa_state_new(&bound, 0, &state), ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("keeps a key/value cache"));
+  for (int64_t n : {1, 30, 64, 70}) {
+    ASSERT_EQ(decode_mhsa_state_new(&bound, total, &state), ATTN_OK)
+        << attn_error_message();
+    HostTensor got({1, total, vocab});
+    attn_ids prompt = {ids.data(), 2, {1, n}};
+    attn_tensor out = {got.data.data(), 3, {1, n, vocab}};
+    ASSERT_EQ(decode_mhsa_prefill(state, &prompt, &out), ATTN_OK)
+        << attn_error_message();
+    for (int64_t at = n; at < total; ++at)
+      ASSERT_EQ(decode_mhsa_step(state, ids[size_t(at)],
+                                 got.data.data() + at * vocab),
+                ATTN_OK)
+          << attn_error_message();
+    EXPECT_LE(maxRelativeDifference(got, whole), 1e-5) << "prefill " << n;
+    // Two caches of 75 rows of 64 and one block's 64 ids.
+    EXPECT_EQ(decode_mhsa_state_bytes(state), (2 * 75 * 64 + 64) * 4);
+    EXPECT_EQ(decode_mhsa_step(state, 1, nullptr), ATTN_ERROR_ARGUMENT);
+    EXPECT_THAT(attn_error_message(),
+                HasSubstr("the key/value cache of model 'decode_mhsa' holds "
+                          "75 rows"));
+    EXPECT_EQ(decode_mhsa_state_length(state), total);
+    decode_mhsa_state_free(state);
+  }
 }
 
 // The wrapper binds every runtime dim of a model with many of them (its table

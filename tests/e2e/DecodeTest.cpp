@@ -17,6 +17,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <map>
 
 namespace attnc::e2e {
 namespace {
@@ -127,12 +129,24 @@ double rowError(const HostTensor &decoded, const HostTensor &whole,
   return worst / scale;
 }
 
+/// How a model decodes: its blocks, its key/value cache's capacity (0:
+/// none), and whether a row's output depends on the sequence's length
+/// (GAU divides its scores by it): then a step's row is compared with the
+/// whole run over the rows up to it.
+struct Decoding {
+  int64_t blockRows = 8;
+  int64_t capacity = 0;
+  bool lengthScaled = false;
+};
+
 /// Prefill n rows, then k steps; each step's outputs against the whole
-/// run's row at that position.
+/// run's row at that position, for prompts on both sides of block
+/// boundaries (of 5 blocks of rows).
 void expectDecodingMatchesWholeRun(const char *source,
                                    const std::string &inputName,
                                    const std::string &outputName,
-                                   size_t rowAxis, bool program = false) {
+                                   size_t rowAxis, bool program = false,
+                                   Decoding how = {}) {
   auto whole = compile(source, /*decode=*/false);
   auto decoding = compile(source, /*decode=*/true);
   ASSERT_TRUE(whole->jit) << whole->diagnostics;
@@ -140,30 +154,49 @@ void expectDecodingMatchesWholeRun(const char *source,
   EXPECT_EQ(!decoding->jit->pipeline().kernels().empty(), program);
   TensorMap weights =
       codegen::randomWeights(whole->jit->pipeline().weights(), 5);
-  constexpr int64_t kTotal = 40; // five chunks of 8
+  const int64_t block = how.blockRows, total = 5 * block;
   TensorMap inputs =
-      randomInputs(*whole->jit, {{"n", kTotal}, {"b", 1}}, /*seed=*/9);
+      randomInputs(*whole->jit, {{"n", total}, {"b", 1}}, /*seed=*/9);
   TensorMap outputs = runJit(*whole, inputs, weights);
   const HostTensor &input = inputs.at(inputName);
-  const HostTensor &want = outputs.at(outputName);
+  const HostTensor &all = outputs.at(outputName);
+  // The whole run whose row `at` a decoded row `at` equals.
+  std::map<int64_t, HostTensor> prefixes;
+  auto wholeRunFor = [&](int64_t at) -> const HostTensor & {
+    if (!how.lengthScaled)
+      return all;
+    auto found = prefixes.find(at);
+    if (found == prefixes.end()) {
+      TensorMap prefix{{inputName, rows(input, rowAxis, 0, at + 1)}};
+      found = prefixes.emplace(at, runJit(*whole, prefix, weights)
+                                       .at(outputName)).first;
+    }
+    return found->second;
+  };
   std::unique_ptr<codegen::Decoder> decoder;
-  runtime::Result made = decoding->jit->decoder(weights, decoder);
+  runtime::Result made = decoding->jit->decoder(weights, how.capacity ? total
+                                                                      : 0,
+                                                decoder);
   ASSERT_TRUE(made.ok()) << made.message;
-  EXPECT_EQ(decoder->blockRows(), 8);
+  EXPECT_EQ(decoder->blockRows(), block);
   int64_t stateBytes = -1;
-  for (int64_t prompt : {1, 5, 8, 13, 16, 31}) {
+  for (int64_t prompt : {int64_t(1), int64_t(5), block, block + 5, 2 * block,
+                         4 * block - 1}) {
     SCOPED_TRACE("prompt of " + std::to_string(prompt) + " rows");
     decoder->reset();
     HostTensor prefilled =
-        append(*decoder, input, rowAxis, want.shape, 0, prompt);
-    EXPECT_LE(rowError(prefilled, want, 0), 1e-5);
-    for (int64_t at = prompt; at < std::min(prompt + 12, kTotal); ++at) {
-      HostTensor step = append(*decoder, input, rowAxis, want.shape, at, 1);
-      EXPECT_LE(rowError(step, want, at), 1e-5) << "step at row " << at;
+        append(*decoder, input, rowAxis, all.shape, 0, prompt);
+    if (!how.lengthScaled)
+      EXPECT_LE(rowError(prefilled, all, 0), 1e-5);
+    for (int64_t at = prompt; at < std::min(prompt + 12, total); ++at) {
+      HostTensor step = append(*decoder, input, rowAxis, all.shape, at, 1);
+      EXPECT_LE(rowError(step, wholeRunFor(at), at), 1e-5)
+          << "step at row " << at;
       EXPECT_EQ(decoder->length(), at + 1);
       if (stateBytes < 0)
         stateBytes = decoder->stateBytes();
-      EXPECT_EQ(decoder->stateBytes(), stateBytes); // constant in length
+      // Constant in the length (a cache's capacity is allocated at once).
+      EXPECT_EQ(decoder->stateBytes(), stateBytes);
     }
   }
 }
@@ -191,7 +224,7 @@ TEST(Decode, BadTokenIdInAStepLeavesTheSequenceAsItWas) {
   TensorMap outputs = runJit(*whole, inputs, weights);
   const HostTensor &ids = inputs.at("ids"), &want = outputs.at("logits");
   std::unique_ptr<codegen::Decoder> decoder;
-  ASSERT_TRUE(decoding->jit->decoder(weights, decoder).ok());
+  ASSERT_TRUE(decoding->jit->decoder(weights, 0, decoder).ok());
   append(*decoder, ids, 1, want.shape, 0, 10);
 
   HostTensor bad = rows(ids, 1, 10, 1);
@@ -218,7 +251,7 @@ TEST(Decode, WrongShapesAreRefusedBeforeAnythingRuns) {
   TensorMap weights =
       codegen::randomWeights(decoding->jit->pipeline().weights(), 1);
   std::unique_ptr<codegen::Decoder> decoder;
-  ASSERT_TRUE(decoding->jit->decoder(weights, decoder).ok());
+  ASSERT_TRUE(decoding->jit->decoder(weights, 0, decoder).ok());
   auto append = [&](std::vector<int64_t> in, std::vector<int64_t> out) {
     HostTensor x(in), y(out);
     std::vector<Halide::Buffer<float>> ins{codegen::hostView(x.data.data(),
@@ -241,19 +274,78 @@ TEST(Decode, WrongShapesAreRefusedBeforeAnythingRuns) {
   EXPECT_EQ(decoder->length(), 3);
 }
 
-TEST(Decode, ModelThatAttendsOverTheWholeSequenceIsRefused) {
+/// Token ids through one layer that attends over the whole sequence
+/// (`layer`, of the embedded ids `e`), decoded with a key/value cache
+/// (blocks of 64 rows).
+std::string cachedModel(const std::string &layer) {
+  return "model m {\n  dim d = 32\n  dim vocab = 40\n  dim n : seq\n"
+         "  dim b : batch\n  input ids : i32[b, n]\n"
+         "  param tok : f32[vocab, d]\n  param head : f32[d, vocab]\n"
+         "  e = embedding(ids, tok)\n  output logits = " + layer +
+         " @ head\n}\n";
+}
+const std::string kGauModel = cachedModel(
+    "gau(e, e = 64, s = 16, causal = true, max_len = 512)");
+const std::string kMhsaModel = cachedModel("mhsa(e, heads = 4, causal = true)");
+
+// MHSA: every decoded row equals the whole run's.
+TEST(Decode, MhsaWithAKeyValueCacheStepsEqualTheWholeRun) {
+  expectDecodingMatchesWholeRun(kMhsaModel.c_str(), "ids", "logits", 1, false,
+                                {/*blockRows=*/64, /*capacity=*/1});
+}
+
+// GAU divides its scores by the sequence's length: a step's row equals the
+// last row of the whole run over the sequence so far.
+TEST(Decode, GauWithAKeyValueCacheStepsEqualTheWholeRunSoFar) {
+  expectDecodingMatchesWholeRun(kGauModel.c_str(), "ids", "logits", 1, false,
+                                {/*blockRows=*/64, /*capacity=*/1,
+                                 /*lengthScaled=*/true});
+}
+
+// The cache's capacity is needed, and a sequence past it is refused with
+// the sequence kept.
+TEST(Decode, KeyValueCacheNeedsACapacityAndKeepsToIt) {
+  auto decoding = compile(kMhsaModel.c_str(), /*decode=*/true);
+  ASSERT_TRUE(decoding->jit) << decoding->diagnostics;
+  EXPECT_TRUE(decoding->jit->pipeline().decodesWithCache());
+  TensorMap weights =
+      codegen::randomWeights(decoding->jit->pipeline().weights(), 2);
+  std::unique_ptr<codegen::Decoder> decoder;
+  runtime::Result none = decoding->jit->decoder(weights, 0, decoder);
+  EXPECT_EQ(none.status, ATTN_ERROR_ARGUMENT);
+  EXPECT_NE(none.message.find("keeps a key/value cache, whose capacity"),
+            std::string::npos)
+      << none.message;
+  ASSERT_TRUE(decoding->jit->decoder(weights, 10, decoder).ok());
+  TensorMap inputs =
+      randomInputs(*decoding->jit, {{"n", 11}, {"b", 1}}, /*seed=*/4);
+  const HostTensor &ids = inputs.at("ids");
+  append(*decoder, ids, 1, {1, 11, 40}, 0, 8);
+  HostTensor in = rows(ids, 1, 8, 3), out({1, 3, 40});
+  std::vector<Halide::Buffer<float>> ins{codegen::hostView(in.data.data(),
+                                                          in.shape)},
+      outs{codegen::hostView(out.data.data(), out.shape)};
+  runtime::Result over = decoder->append(ins, outs);
+  EXPECT_EQ(over.status, ATTN_ERROR_ARGUMENT);
+  EXPECT_EQ(over.message, "the key/value cache holds 10 rows (the decoder's "
+                          "capacity), and this block ends at row 11");
+  EXPECT_EQ(decoder->length(), 8);
+}
+
+TEST(Decode, AttentionOverTheWholeSequenceWithoutACausalMaskIsRefused) {
   auto model = compile(R"(model g {
   dim d = 16
   dim n : seq
   dim b : batch
   input x : f32[b, n, d]
-  output y = gau(x, e = 32, s = 8, causal = true)
+  output y = gau(x, e = 32, s = 8, causal = false)
 }
 )",
                        /*decode=*/true);
   EXPECT_FALSE(model->jit);
   EXPECT_NE(model->diagnostics.find(
-                "'attn.attention' here: it attends over the whole sequence"),
+                "'attn.attention' here: it attends over the whole sequence "
+                "with a mask other than causal"),
             std::string::npos)
       << model->diagnostics;
 }
@@ -264,7 +356,7 @@ TEST(Decode, WholeRunPipelineHasNoDecoder) {
   std::unique_ptr<codegen::Decoder> decoder;
   TensorMap weights =
       codegen::randomWeights(model->jit->pipeline().weights(), 1);
-  runtime::Result refused = model->jit->decoder(weights, decoder);
+  runtime::Result refused = model->jit->decoder(weights, 0, decoder);
   EXPECT_EQ(refused.status, ATTN_ERROR_ARGUMENT);
   EXPECT_NE(refused.message.find("was not compiled to stream"),
             std::string::npos);

@@ -33,9 +33,15 @@ def test_compile_with_decode_adds_the_state_api_or_names_the_op(tmp_path):
             f"static inline void {entry}(" in header, entry
     assert "const attn_ids *ids" in header
     with pytest.raises(attnc.CompileError,
-                       match=r"gau.attn:\d+:\d+: error: decoding cannot run "
-                             r"model 'gau_layer' block by block"):
-        attnc.compile(EXAMPLES / "gau.attn", tmp_path / "gau", decode=True)
+                       match=r"flash_bidir.attn:\d+:\d+: error: decoding "
+                             r"cannot run model 'flash_bidir' block by block"):
+        attnc.compile(EXAMPLES / "flash_bidir.attn", tmp_path / "bidir",
+                      decode=True)
+    # GAU keeps a key/value cache: its state takes a capacity.
+    attnc.compile(EXAMPLES / "gau.attn", tmp_path / "gau", decode=True)
+    header = (tmp_path / "gau" / "gau_layer.h").read_text()
+    assert "gau_layer_state_new(const gau_layer_weights *w, int64_t " \
+           "capacity, gau_layer_state **out)" in header
 
 
 def test_compile_rejects_a_name_that_is_not_a_c_identifier(tmp_path):

@@ -10,6 +10,7 @@ import attnc
 from conftest import THREADS
 
 TOKEN_LM = pathlib.Path(__file__).parents[1] / "e2e/Inputs/token-lm.attn"
+MHSA_LM = pathlib.Path(__file__).parents[1] / "e2e/Inputs/mhsa-lm.attn"
 
 
 def test_prompt_then_steps_equal_the_whole_run():
@@ -44,7 +45,26 @@ def test_decoder_errors():
     whole = attnc.load(TOKEN_LM, random_weights=4, threads=THREADS)
     with pytest.raises(attnc.Error, match=r"was not compiled to stream"):
         whole.decoder()
-    gau = pathlib.Path(__file__).parents[2] / "examples/gau.attn"
+    bidir = pathlib.Path(__file__).parents[2] / "examples/flash_bidir.attn"
     with pytest.raises(attnc.CompileError,
-                       match=r"decoding cannot run model 'gau_layer'"):
-        attnc.load(gau, random_weights=1, decode=True)
+                       match=r"decoding cannot run model 'flash_bidir'"):
+        attnc.load(bidir, random_weights=1, decode=True)
+
+
+def test_attention_over_the_whole_sequence_decodes_with_a_cache():
+    whole = attnc.load(MHSA_LM, random_weights=4, threads=THREADS)
+    m = attnc.load(MHSA_LM, random_weights=4, threads=THREADS, decode=True)
+    with pytest.raises(attnc.InputError, match=r"key/value cache, whose "
+                                               r"capacity"):
+        m.decoder()
+    ids = np.random.default_rng(3).integers(0, 50, (1, 70)).astype(np.int32)
+    want = whole(ids)
+    d = m.decoder(capacity=70)
+    got = [d.append(ids[:, :60])] + [d.append(ids[:, t:t + 1])
+                                      for t in range(60, 70)]
+    got = np.concatenate(got, axis=1)
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+    with pytest.raises(attnc.InputError, match=r"the key/value cache holds "
+                                               r"70 rows"):
+        d.append(ids[:, :1])
+    assert d.length == 70

@@ -197,7 +197,9 @@ int generateCommand(const GenerateOptions &options) {
   if (Result loaded = loadRunWeights(run, model, weights); !loaded.ok())
     return commandFail(loaded);
   std::unique_ptr<codegen::Decoder> decoder;
-  if (Result made = jit->decoder(weights, decoder); !made.ok())
+  // A key/value cache (GAU, MHSA) holds the prompt and the steps.
+  int64_t capacity = int64_t(prompt.size()) + options.steps;
+  if (Result made = jit->decoder(weights, capacity, decoder); !made.ok())
     return commandFail(made);
 
   // The prompt, a block at a time: the logits kept are one block's.
@@ -263,9 +265,14 @@ int generateCommand(const GenerateOptions &options) {
                  << " ms, max " << llvm::format("%.3f", sorted.back())
                  << " ms\n";
   }
-  llvm::outs() << "state " << decoder->stateBytes()
-               << " bytes (carries and the current block's ids; constant "
-                  "in the context)\n";
+  llvm::outs() << "state " << decoder->stateBytes() << " bytes ("
+               << (model.decodesWithCache()
+                       ? "key/value caches of " + std::to_string(capacity) +
+                             " tokens, the prompt and the steps, and the "
+                             "current block's ids"
+                       : std::string("carries and the current block's ids; "
+                                     "constant in the context"))
+               << ")\n";
   llvm::outs() << "time: compile " << llvm::format("%.1f", compileMs)
                << " ms\n";
   return 0;
