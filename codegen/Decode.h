@@ -18,6 +18,11 @@
 // one-row kernel would compute one row and read the chunk's cached keys and
 // values): constant in the context, not yet minimal.
 //
+// Attention over the whole sequence (GAU, MHSA) carries key/value caches
+// of a capacity given at creation, which grow the state to the capacity's
+// rows; such a model has no chunks, so every append commits and a step
+// computes its one row over the cache.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_CODEGEN_DECODE_H
 #define ATTNC_CODEGEN_DECODE_H

@@ -5,9 +5,11 @@
 // every step the outputs the whole-sequence run gives at that position,
 // within 1e-5 relative, for prompts and totals on both sides of chunk
 // boundaries, for one pipeline and for a program of repeated layer
-// kernels; its state's bytes do not grow with the context. Errors: a
-// model that cannot be decoded is refused at compile time, a bad token id
-// in a step leaves the sequence as it was.
+// kernels; its state's bytes do not grow with the context. GAU and MHSA
+// decode with a key/value cache (their steps equal the whole run over the
+// sequence so far). Errors: a model that cannot be decoded is refused at
+// compile time, a bad token id in a step or a sequence past the cache's
+// capacity leaves the sequence as it was.
 //
 //===----------------------------------------------------------------------===//
 #include "tests/e2e/E2EUtil.h"
