@@ -376,9 +376,7 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
       } else {
         // A key/value cache: the rows so far, and the block's rows of the
         // same array written in place (their first row at `offset`).
-        int64_t width = 1;
-        for (size_t d = 0; d < rank; ++d)
-          width *= d == 1 ? 1 : sizes[d];
+        int64_t width = carryElements(shape);
         std::vector<std::string> sofar = dims, block = dims;
         sofar[rank - 2] = "offset + rows";
         block[rank - 2] = "rows";
@@ -421,17 +419,14 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
       text.push_back("0");
     return initializer(text);
   };
-  std::vector<int64_t> inRows, outRows, carryElements, carryCaches;
+  std::vector<int64_t> inRows, outRows, elements, carryCaches;
   for (const TensorInfo &in : inputs)
     inRows.push_back(rowElements(in));
   for (const TensorInfo &out : outputs)
     outRows.push_back(rowElements(out));
   for (const std::vector<ModelPipeline::CarryShape> &carries : calls)
     for (const ModelPipeline::CarryShape &shape : carries) {
-      int64_t elements = 1; // a cache's per row
-      for (size_t d = 0; d < shape.sizes.size(); ++d)
-        elements *= shape.cache && d == 1 ? 1 : shape.sizes[d];
-      carryElements.push_back(elements);
+      elements.push_back(carryElements(shape)); // a cache's per row
       carryCaches.push_back(shape.cache);
     }
   os << "/** One sequence of model " << m
@@ -452,7 +447,7 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
      << "_state **out) {\n"
      << "  static const int64_t inRows[] = " << rowArray(inRows) << ";\n"
      << "  static const int64_t outRows[] = " << rowArray(outRows) << ";\n"
-     << "  static const int64_t carries[] = " << rowArray(carryElements)
+     << "  static const int64_t carries[] = " << rowArray(elements)
      << ";\n"
      << "  static const int32_t caches[] = " << rowArray(carryCaches)
      << ";\n"
@@ -464,7 +459,7 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
      << "  layout.block_rows = " << decoding.streamRows() << ";\n"
      << "  layout.inputs = " << inputs.size() << ";\n"
      << "  layout.outputs = " << outputs.size() << ";\n"
-     << "  layout.carries = " << carryElements.size() << ";\n"
+     << "  layout.carries = " << elements.size() << ";\n"
      << "  layout.input_row_elements = inRows;\n"
      << "  layout.output_row_elements = outRows;\n"
      << "  layout.carry_elements = carries;\n"

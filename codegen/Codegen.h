@@ -192,6 +192,9 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
+/// The floats of one sequence's value of `carry`; a cache's per row.
+int64_t carryElements(const ModelPipeline::CarryShape &carry);
+
 /// Memory of the JIT's buffer pool (shared by every JIT-compiled model).
 struct BufferPoolStats {
   size_t peakLiveBytes = 0; ///< Most bytes in use at once since the reset.

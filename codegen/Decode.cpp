@@ -36,9 +36,10 @@ static runtime::Result blockBuffer(const TensorInfo &info, int rows,
 runtime::Result Decoder::create(const std::vector<TensorInfo> &inputs,
                                 const std::vector<TensorInfo> &outputs,
                                 int blockRows, int commitRows,
+                                int64_t maxRows,
                                 std::unique_ptr<SequenceBlocks> blocks,
                                 std::unique_ptr<Decoder> &decoder) {
-  std::unique_ptr<Decoder> made(new Decoder(blockRows, commitRows));
+  std::unique_ptr<Decoder> made(new Decoder(blockRows, commitRows, maxRows));
   made->inputInfos = inputs;
   made->outputInfos = outputs;
   made->blocks = std::move(blocks);

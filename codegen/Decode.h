@@ -45,12 +45,14 @@ class Decoder {
 public:
   /// A decoder of a model with these inputs and outputs whose kernel runs
   /// blocks of `blockRows` rows through `blocks`, whose carries advance
-  /// when a block's rows are a multiple of `commitRows` (BlockSequence). Every axis of the inputs
+  /// when a block's rows are a multiple of `commitRows`, in sequences of
+  /// at most `maxRows` rows (BlockSequence). Every axis of the inputs
   /// and outputs other than their batch dims and rows must be static
   /// (ATTN_ERROR_ARGUMENT naming the tensor otherwise).
   static runtime::Result create(const std::vector<TensorInfo> &inputs,
                                 const std::vector<TensorInfo> &outputs,
                                 int blockRows, int commitRows,
+                                int64_t maxRows,
                                 std::unique_ptr<SequenceBlocks> blocks,
                                 std::unique_ptr<Decoder> &decoder);
 
@@ -72,10 +74,11 @@ public:
   int64_t stateBytes() const;
 
 private:
-  Decoder(int blockRows, int commitRows) : sequence(blockRows, commitRows) {}
+  Decoder(int blockRows, int commitRows, int64_t maxRows)
+      : sequence(blockRows, commitRows, maxRows) {}
   std::vector<TensorInfo> inputInfos, outputInfos;
   std::vector<int> inRows, outRows; ///< Halide dim of each tensor's rows.
-  /// The current block's inputs (its rows before sequence.length() hold
+  /// The current block's inputs (rows [0, length() - blockStart()) hold
   /// the rows appended since it began) and outputs.
   std::vector<Halide::Buffer<float>> blockInputs, blockOutputs;
   std::unique_ptr<SequenceBlocks> blocks;

@@ -123,7 +123,10 @@ public:
   /// caller's (its extent undefined in `extents`): the kernel reads the
   /// rows before the block from `in`, and `next` is the block's own rows
   /// [offset, offset + rows), which the caller passes as a view of the same
-  /// memory (written in place, never swapped).
+  /// memory (written in place, never swapped). The kernel's `in` covers
+  /// the block's rows too; what it reads of them is never used (a select
+  /// takes the block's own keys there), though it may read them while
+  /// `next` writes them.
   struct StreamCarry {
     Halide::ImageParam in;
     Halide::Func next;

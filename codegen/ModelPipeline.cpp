@@ -169,6 +169,13 @@ int64_t ModelPipeline::commitRows() const {
                                       : impl->options.streamRows;
 }
 
+int64_t carryElements(const ModelPipeline::CarryShape &carry) {
+  int64_t elements = 1;
+  for (size_t d = 0; d < carry.sizes.size(); ++d)
+    elements *= carry.cache && d == 1 ? 1 : carry.sizes[d];
+  return elements;
+}
+
 std::vector<std::vector<ModelPipeline::CarryShape>>
 ModelPipeline::streamCarries() const {
   std::vector<const Lowering *> calls;
@@ -442,12 +449,15 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
     if (runtime::Result ids = checkTokenIds(infos[i], inputs[i]); !ids.ok())
       return ids;
   if (impl->options.streamRows > 0) {
-    // Caches (decoding a model's whole-sequence attention) for the rows.
+    // With key/value caches (a model decoded), one block of every row:
+    // the run's rows then see the whole sequence (GAU divides its scores
+    // by its length), as the whole run's do.
     const TensorInfo &first = this->inputs().front();
     int64_t length = inputs.front().dim(streamRowDim(first)).extent();
-    return runStreamed(this->inputs(), this->outputs(),
-                       impl->options.streamRows, inputs, outputs,
-                       *impl->sequenceBlocks(weights, length));
+    int64_t rows = impl->caches() ? std::max(length, impl->options.streamRows)
+                                  : impl->options.streamRows;
+    return runStreamed(this->inputs(), this->outputs(), rows, inputs,
+                       outputs, *impl->sequenceBlocks(weights, length));
   }
   if (impl->program)
     return impl->runProgram(inputs, weights, outputs);
@@ -470,17 +480,17 @@ ModelPipeline::decoder(const std::vector<Buffer<float>> &weights,
         ATTN_ERROR_ARGUMENT, "model '" + impl->name +
                                  "' was not compiled to stream: decoding "
                                  "needs CodegenOptions::streamRows");
-  if (impl->caches() && (capacity < 1 || capacity > kMaxDecodedRows))
-    return runtime::Result::error(
-        ATTN_ERROR_ARGUMENT,
-        "model '" + impl->name +
-            "' attends over the whole sequence: its decoder keeps a "
-            "key/value cache, whose capacity (the most tokens a sequence "
-            "holds, 1 to 2^24) it needs; got " + std::to_string(capacity));
+  for (const std::vector<CarryShape> &call : streamCarries())
+    for (const CarryShape &carry : call)
+      if (carry.cache)
+        if (runtime::Result fits = runtime::checkCacheCapacity(
+                impl->name, capacity, carryElements(carry));
+            !fits.ok())
+          return fits;
   if (!impl->caches())
     capacity = kMaxDecodedRows; // no cache to size
   return Decoder::create(inputs(), outputs(), int(impl->options.streamRows),
-                         int(impl->options.commitRows),
+                         int(impl->options.commitRows), capacity,
                          impl->sequenceBlocks(weights, capacity), decoder);
 }
 

@@ -18,15 +18,14 @@
 #define ATTNC_CODEGEN_STREAM_H
 
 #include "codegen/LoweringImpl.h"
+#include "runtime/BlockSequence.h"
 #include "runtime/Error.h"
 
 #include <functional>
 
 namespace attnc::codegen {
 
-/// The most rows a streamed or decoded sequence holds: positions reach
-/// the kernels as floats, exact up to 2^24.
-constexpr int64_t kMaxDecodedRows = int64_t(1) << 24;
+using runtime::kMaxDecodedRows; // runtime/BlockSequence.h
 
 /// Whether `func` can be streamed in blocks of options.streamRows rows: a
 /// CPU target without an autoscheduler; exactly one runtime dim of kind

@@ -222,15 +222,22 @@ std::vector<std::map<std::string, int64_t>> Session::variantSizes() {
   return sizes;
 }
 
+/// `options` for decoding `model`: blocks of its decodeRows (unless
+/// streamRows is set), committed at its chunks.
+static void decodeOptions(codegen::CodegenOptions &options,
+                          mlir::func::FuncOp model) {
+  options.decode = true;
+  if (options.streamRows == 0)
+    options.streamRows = codegen::decodeRows(model);
+  options.commitRows = codegen::smallestStreamRows(model);
+}
+
 bool Session::buildPipeline() {
   if (!select())
     return false;
   codegen::CodegenOptions options = codegenOptions();
-  options.decode = opts.decode;
-  if (opts.decode && options.streamRows == 0)
-    options.streamRows = codegen::decodeRows(selected);
   if (opts.decode)
-    options.commitRows = codegen::smallestStreamRows(selected);
+    decodeOptions(options, selected);
   built = codegen::ModelPipeline::build(selected, options);
   if (built && !built->kernels().empty())
     times.kernels = built->kernels().size();
@@ -269,9 +276,7 @@ bool Session::compileAot(const std::string &outputDir, const std::string &name,
   std::unique_ptr<codegen::ModelPipeline> decoding;
   if (decode) {
     codegen::CodegenOptions options = codegenOptions();
-    options.decode = true;
-    options.streamRows = codegen::decodeRows(selected);
-    options.commitRows = codegen::smallestStreamRows(selected);
+    decodeOptions(options, selected);
     decoding = codegen::ModelPipeline::build(selected, options);
     if (!decoding)
       return false;

@@ -20,6 +20,17 @@
 
 namespace attnc::runtime {
 
+/// The most rows a decoded (or streamed) sequence holds: positions reach
+/// the kernels as floats, exact up to 2^24.
+constexpr int64_t kMaxDecodedRows = int64_t(1) << 24;
+
+/// Whether a key/value cache of `capacity` rows of `rowElements` floats
+/// can be made for model `model`: 1 to kMaxDecodedRows rows, within the
+/// 2^31 - 1 bytes one buffer of a kernel holds. ATTN_ERROR_ARGUMENT
+/// saying which otherwise.
+Result checkCacheCapacity(const std::string &model, int64_t capacity,
+                          int64_t rowElements);
+
 /// A decoded sequence's position: the rows of completed blocks and the
 /// rows pending in the current one.
 class BlockSequence {
@@ -35,14 +46,22 @@ public:
   using CopyOut = std::function<void(int at, int64_t to, int count)>;
 
   /// Blocks of at most `blockRows` rows, committed when their rows are a
-  /// multiple of `commitRows` (which divides blockRows; 0: blockRows).
-  explicit BlockSequence(int blockRows, int commitRows = 0)
-      : block(blockRows), unit(commitRows > 0 ? commitRows : blockRows) {}
+  /// multiple of `commitRows` (0, or one that does not divide blockRows:
+  /// blockRows), in a sequence of at most `maxRows` rows (a key/value
+  /// cache's capacity, or kMaxDecodedRows).
+  BlockSequence(int blockRows, int commitRows = 0,
+                int64_t maxRows = kMaxDecodedRows)
+      : block(blockRows),
+        unit(commitRows > 0 && blockRows % commitRows == 0 ? commitRows
+                                                           : blockRows),
+        maxRows(maxRows) {}
 
   /// Appends `rows` rows: each piece that fits the current block is copied
   /// in, the block run and the piece's outputs copied out. The rows of a
   /// block count as appended only once its run succeeded: on an error the
-  /// sequence is as before the piece that failed.
+  /// sequence is as before the piece that failed (an append of several
+  /// blocks keeps those before it). An append past maxRows is refused
+  /// before anything runs (ATTN_ERROR_ARGUMENT).
   Result append(int64_t rows, const CopyIn &copyIn, const Run &run,
                 const CopyOut &copyOut);
   void reset() { committed = pending = 0; }
@@ -54,6 +73,7 @@ public:
 
 private:
   int block, unit;
+  int64_t maxRows;
   int pending = 0;
   int64_t committed = 0;
 };

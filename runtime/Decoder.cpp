@@ -10,6 +10,7 @@
 #include "runtime/BlockSequence.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -17,26 +18,19 @@
 
 using namespace attnc::runtime;
 
-namespace {
-/// The most rows a decoded sequence holds: positions reach the kernels as
-/// floats, exact up to 2^24 (as in the JIT, codegen/Stream.cpp).
-constexpr int64_t kMaxRows = int64_t(1) << 24;
-} // namespace
-
 struct attn_decoder {
   std::string model;
   attn_decode_block_fn runBlock = nullptr;
   const void *weights = nullptr;
   std::vector<int64_t> inElements, outElements;
   std::vector<bool> caches; ///< Per carry: a key/value cache.
-  int64_t capacity = 0;
   /// The block's inputs (4-byte elements) and outputs, block_rows each.
   std::vector<std::vector<float>> inputs, outputs;
   std::vector<std::vector<float>> carries, nexts;
   BlockSequence sequence;
 
-  attn_decoder(int blockRows, int commitRows)
-      : sequence(blockRows, commitRows) {}
+  attn_decoder(int blockRows, int commitRows, int64_t maxRows)
+      : sequence(blockRows, commitRows, maxRows) {}
   void reset() {
     sequence.reset();
     for (std::vector<float> &carry : carries)
@@ -49,7 +43,7 @@ static bool positive(const int64_t *sizes, int32_t count) {
   if (count > 0 && !sizes)
     return false;
   for (int32_t i = 0; i < count; ++i)
-    if (sizes[i] < 1 || sizes[i] > (int64_t(1) << 31) / 4)
+    if (sizes[i] < 1 || sizes[i] > INT32_MAX / 4)
       return false;
   return true;
 }
@@ -74,21 +68,20 @@ attn_status attn_decoder_new(const attn_decoder_layout *layout,
                       "attn_decoder_new: the layout is not one of a model "
                       "(block rows, inputs, row and carry sizes >= 1, a "
                       "commit unit dividing the block, a block function)");
+    std::string name = layout->model ? layout->model : "model";
     bool cached = false;
     for (int32_t i = 0; layout->carry_caches && i < layout->carries; ++i)
-      cached |= layout->carry_caches[i] != 0;
-    if (cached && (layout->capacity < 1 || layout->capacity > kMaxRows))
-      return setError(ATTN_ERROR_ARGUMENT,
-                      "model '" + std::string(layout->model ? layout->model
-                                                            : "model") +
-                          "' keeps a key/value cache, whose capacity (the "
-                          "most tokens a sequence holds, 1 to 2^24) its "
-                          "state needs; got " +
-                          std::to_string(layout->capacity));
-    auto decoder = std::make_unique<attn_decoder>(layout->block_rows,
-                                                  layout->commit_rows);
-    decoder->capacity = cached ? layout->capacity : kMaxRows;
-    decoder->model = layout->model ? layout->model : "model";
+      if (layout->carry_caches[i]) {
+        cached = true;
+        if (Result fits = checkCacheCapacity(name, layout->capacity,
+                                             layout->carry_elements[i]);
+            !fits.ok())
+          return report(fits);
+      }
+    auto decoder = std::make_unique<attn_decoder>(
+        layout->block_rows, layout->commit_rows,
+        cached ? layout->capacity : kMaxDecodedRows);
+    decoder->model = name;
     decoder->runBlock = layout->run_block;
     decoder->weights = model;
     int64_t rows = layout->block_rows;
@@ -155,20 +148,6 @@ attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
                       "attn_decoder_append: rows is " + std::to_string(rows) +
                           "; an append takes at least one row");
     BlockSequence &sequence = decoder->sequence;
-    if (rows > kMaxRows - sequence.length())
-      return setError(ATTN_ERROR_ARGUMENT,
-                      "a decoded sequence of model '" + decoder->model +
-                          "' holds at most 2^24 rows (positions reach the "
-                          "kernels as floats); it has " +
-                          std::to_string(sequence.length()) +
-                          " and the append adds " + std::to_string(rows));
-    if (rows > decoder->capacity - sequence.length())
-      return setError(ATTN_ERROR_ARGUMENT,
-                      "the key/value cache of model '" + decoder->model +
-                          "' holds " + std::to_string(decoder->capacity) +
-                          " rows (the state's capacity); the sequence has " +
-                          std::to_string(sequence.length()) +
-                          " and the append adds " + std::to_string(rows));
     auto copyIn = [&](int64_t from, int at, int count) {
       for (size_t i = 0; i < decoder->inputs.size(); ++i) {
         size_t row = size_t(decoder->inElements[i]) * 4;

@@ -210,8 +210,8 @@ void attn_decoder_reset(attn_decoder *decoder);
 /// Rows appended since the start (0 for NULL).
 int64_t attn_decoder_length(const attn_decoder *decoder);
 
-/// The state's bytes: the carries and the current block's inputs (0 for
-/// NULL). The same at every length.
+/// The state's bytes: the carries (with their next values) and the current
+/// block's inputs (0 for NULL). The same at every length.
 int64_t attn_decoder_state_bytes(const attn_decoder *decoder);
 
 /// Appends \p rows rows to the sequence: inputs[i] holds their rows of

@@ -187,7 +187,8 @@ class Decoder:
     token) at a time; each append returns the outputs of its rows, equal to
     the whole-sequence run's at those positions. The state (`state_bytes`)
     is the carries between chunks and the current chunk's inputs, constant
-    in the context."""
+    in the context, and for attention over the whole sequence (GAU, MHSA)
+    key/value caches of the decoder's capacity."""
 
     def __init__(self, model, capacity=None):
         self._model = model

@@ -33,6 +33,8 @@
 #include <memory>
 #include <sstream>
 
+extern "C" int attnc_headers_compile_as_c(void); // GeneratedHeadersInC.c
+
 namespace attnc::e2e {
 namespace {
 
@@ -487,11 +489,18 @@ TEST(AotDecodeTest, KeyValueCacheDecodesAttentionOverTheWholeSequence) {
     EXPECT_EQ(decode_mhsa_state_bytes(state), (2 * 75 * 64 + 64) * 4);
     EXPECT_EQ(decode_mhsa_step(state, 1, nullptr), ATTN_ERROR_ARGUMENT);
     EXPECT_THAT(attn_error_message(),
-                HasSubstr("the key/value cache of model 'decode_mhsa' holds "
-                          "75 rows"));
+                HasSubstr("the key/value cache holds 75 rows (the decoder's "
+                          "capacity); the sequence has 75 and the append "
+                          "adds 1"));
     EXPECT_EQ(decode_mhsa_state_length(state), total);
     decode_mhsa_state_free(state);
   }
+}
+
+// The generated headers are C99: GeneratedHeadersInC.c includes the
+// decoding ones (a program, ids, a key/value cache) and uses their API.
+TEST(AotDecodeTest, HeadersCompileAsC) {
+  EXPECT_EQ(attnc_headers_compile_as_c(), 1);
 }
 
 // The wrapper binds every runtime dim of a model with many of them (its table

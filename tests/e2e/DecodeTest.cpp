@@ -162,6 +162,11 @@ void expectDecodingMatchesWholeRun(const char *source,
   TensorMap outputs = runJit(*whole, inputs, weights);
   const HostTensor &input = inputs.at(inputName);
   const HostTensor &all = outputs.at(outputName);
+  // The model compiled for decoding, run whole, is the whole run (with a
+  // cache, one block of every row: GAU's rows see the whole length).
+  EXPECT_LE(rowError(runJit(*decoding, inputs, weights).at(outputName), all,
+                     0),
+            1e-5);
   // The whole run whose row `at` a decoded row `at` equals.
   std::map<int64_t, HostTensor> prefixes;
   auto wholeRunFor = [&](int64_t at) -> const HostTensor & {
@@ -190,6 +195,10 @@ void expectDecodingMatchesWholeRun(const char *source,
         append(*decoder, input, rowAxis, all.shape, 0, prompt);
     if (!how.lengthScaled)
       EXPECT_LE(rowError(prefilled, all, 0), 1e-5);
+    else // the prompt's last row sees the whole prompt
+      EXPECT_LE(rowError(rows(prefilled, rowAxis, prompt - 1, 1),
+                         wholeRunFor(prompt - 1), prompt - 1),
+                1e-5);
     for (int64_t at = prompt; at < std::min(prompt + 12, total); ++at) {
       HostTensor step = append(*decoder, input, rowAxis, all.shape, at, 1);
       EXPECT_LE(rowError(step, wholeRunFor(at), at), 1e-5)
@@ -330,7 +339,8 @@ TEST(Decode, KeyValueCacheNeedsACapacityAndKeepsToIt) {
   runtime::Result over = decoder->append(ins, outs);
   EXPECT_EQ(over.status, ATTN_ERROR_ARGUMENT);
   EXPECT_EQ(over.message, "the key/value cache holds 10 rows (the decoder's "
-                          "capacity), and this block ends at row 11");
+                          "capacity); the sequence has 8 and the append adds "
+                          "3");
   EXPECT_EQ(decoder->length(), 8);
 }
 

@@ -670,13 +670,16 @@ TEST(IdsCheck, NamesTheFirstIdOutsideTheTableAndItsPosition) {
 
 /// A causal "model" for attn_decoder: each output row is the running sum
 /// of the input rows so far (2 floats a row, the second twice the first);
-/// its carry, the sum of the earlier blocks' rows. Counts its calls.
+/// its carry, the sum of the earlier blocks' rows. Records each call's
+/// offset.
 int blockCalls = 0;
+std::vector<int64_t> blockOffsets;
 attn_status prefixSumBlock(const void *model, int32_t rows, int64_t offset,
                            const void *const *inputs, float *const *outputs,
                            const float *const *carries, float *const *nexts) {
   ++blockCalls;
-  if (model != &blockCalls || offset % 4 != 0)
+  blockOffsets.push_back(offset);
+  if (model != &blockCalls)
     return attn_set_error(ATTN_ERROR_RUNTIME, "wrong model or offset");
   const float *in = static_cast<const float *>(inputs[0]);
   float sum = carries[0][0];
@@ -706,6 +709,7 @@ TEST(Decoder, AppendsOfAnySizeGiveTheWholeSequencesOutputs) {
     input[i] = float(i + 1);
   int64_t at = 0;
   blockCalls = 0;
+  blockOffsets.clear();
   for (int64_t rows : {6, 1, 1, 1, 9, 1, 4}) {
     const void *in[] = {input.data() + at};
     float *out[] = {output.data() + 2 * at};
@@ -718,6 +722,9 @@ TEST(Decoder, AppendsOfAnySizeGiveTheWholeSequencesOutputs) {
   // 6 = [4] + [2]; 3 steps, the last fills a block; 9 = [4] + [4] + [1];
   // 1; 4 = [2] + [2].
   EXPECT_EQ(blockCalls, 2 + 3 + 3 + 1 + 2);
+  // Each block starts at the rows committed before it.
+  EXPECT_THAT(blockOffsets,
+              ElementsAre(0, 4, 4, 4, 8, 8, 12, 16, 16, 16, 20));
   for (size_t r = 0; r < input.size(); ++r) {
     float want = float((r + 1) * (r + 2) / 2);
     EXPECT_EQ(output[2 * r], want) << r;
@@ -734,6 +741,67 @@ TEST(Decoder, AppendsOfAnySizeGiveTheWholeSequencesOutputs) {
   float *out[] = {first};
   ASSERT_EQ(attn_decoder_append(decoder, 1, in, out), ATTN_OK);
   EXPECT_EQ(first[0], 1.0f);
+  attn_decoder_free(decoder);
+}
+
+/// A causal "model" with a key/value cache of one float a row: each output
+/// is the sum of the rows so far, read from the cache for the rows before
+/// the block; the block writes its rows into the cache in place.
+attn_status cachedSumBlock(const void *, int32_t rows, int64_t offset,
+                           const void *const *inputs, float *const *outputs,
+                           const float *const *carries, float *const *nexts) {
+  if (carries[0] != nexts[0])
+    return attn_set_error(ATTN_ERROR_RUNTIME, "a cache is not in place");
+  const float *in = static_cast<const float *>(inputs[0]);
+  float sum = 0;
+  for (int64_t j = 0; j < offset; ++j)
+    sum += carries[0][j];
+  for (int32_t r = 0; r < rows; ++r) {
+    nexts[0][offset + r] = in[r];
+    sum += in[r];
+    outputs[0][2 * r] = sum;
+    outputs[0][2 * r + 1] = 2 * sum;
+  }
+  return ATTN_OK;
+}
+
+// A key/value cache: its capacity is needed and kept to exactly (the
+// append past it refused before anything runs); with a commit unit of 1
+// every append runs its own rows over the cache.
+TEST(Decoder, KeyValueCacheHoldsItsCapacity) {
+  const int32_t cache[] = {1};
+  attn_decoder_layout layout = {"cached_sum", 4, 1, 1, 1, kOneElement,
+                                kTwoElements, kOneElement, cachedSumBlock,
+                                1, cache, 0};
+  attn_decoder *decoder = nullptr;
+  EXPECT_EQ(attn_decoder_new(&layout, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("whose capacity"));
+  layout.capacity = int64_t(1) << 30; // 4 GiB: over one buffer's limit
+  EXPECT_EQ(attn_decoder_new(&layout, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
+  layout.capacity = 10;
+  ASSERT_EQ(attn_decoder_new(&layout, nullptr, &decoder), ATTN_OK)
+      << attn_error_message();
+  EXPECT_EQ(attn_decoder_state_bytes(decoder), (10 + 4) * 4);
+  std::vector<float> input(11), output(22);
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(i + 1);
+  int64_t at = 0;
+  for (int64_t rows : {3, 1, 1, 5}) {
+    const void *in[] = {input.data() + at};
+    float *out[] = {output.data() + 2 * at};
+    ASSERT_EQ(attn_decoder_append(decoder, rows, in, out), ATTN_OK)
+        << attn_error_message();
+    at += rows;
+  }
+  for (size_t r = 0; r < 10; ++r)
+    EXPECT_EQ(output[2 * r], float((r + 1) * (r + 2) / 2)) << r;
+  const void *in[] = {input.data() + 10};
+  float *out[] = {output.data() + 20};
+  EXPECT_EQ(attn_decoder_append(decoder, 1, in, out), ATTN_ERROR_ARGUMENT);
+  EXPECT_STREQ(attn_error_message(),
+               "the key/value cache holds 10 rows (the decoder's capacity); "
+               "the sequence has 10 and the append adds 1");
+  EXPECT_EQ(attn_decoder_length(decoder), 10);
   attn_decoder_free(decoder);
 }
 
