@@ -14,6 +14,7 @@
 #include "codegen/Gemm.h"
 #include "codegen/LoweringImpl.h"
 #include "codegen/ScoreRegion.h"
+#include "codegen/Stream.h"
 
 namespace attnc::codegen {
 
@@ -420,7 +421,7 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
                 "and v to be static, but one is " << operand.getType();
   }
   // Streamed over the whole sequence: with the key/value caches.
-  if (lowering.streaming() && !attention.getK().getDefiningOp<attn::ChunkOp>())
+  if (lowering.streaming() && !attendsWithinChunks(attention))
     return lowerCachedAttention(lowering, attention);
   // The schedule's algorithm: blocked (CPU register tiles, or GPU blocks
   // staged in shared memory); rows or materialized scores below; naive.

@@ -22,8 +22,6 @@ namespace attnc::codegen {
 using namespace Halide;
 namespace attn = mlir::attn;
 
-/// Positions are passed as a float: exact below 2^24.
-
 /// Whether `value` is computed from weights and constants only (through
 /// transposes): the same for every row of the sequence.
 static bool weightOnly(mlir::Value value) {
@@ -31,6 +29,14 @@ static bool weightOnly(mlir::Value value) {
     value = transpose.getX();
   return value.getDefiningOp<attn::WeightOp>() ||
          value.getDefiningOp<attn::ConstantOp>();
+}
+
+bool attendsWithinChunks(attn::AttentionOp attention) {
+  for (mlir::Value operand :
+       {attention.getQ(), attention.getK(), attention.getV()})
+    if (!operand.getDefiningOp<attn::ChunkOp>())
+      return false;
+  return true;
 }
 
 /// Why `op` keeps a streamed model from running block by block, or "".
@@ -67,11 +73,7 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows,
            "causal models stream";
   }
   if (auto attention = mlir::dyn_cast<attn::AttentionOp>(op)) {
-    bool chunked = true;
-    for (mlir::Value operand :
-         {attention.getQ(), attention.getK(), attention.getV()})
-      chunked = chunked && operand.getDefiningOp<attn::ChunkOp>();
-    if (chunked)
+    if (attendsWithinChunks(attention))
       return "";
     // Decoding keeps the keys and values of the earlier rows (a cache).
     if (attention.getMask().getKind() != attn::MaskKind::causal)
@@ -221,7 +223,7 @@ int64_t decodeRows(mlir::func::FuncOp func) {
   bool cached = false;
   walkWithCallees(func, [&](mlir::Operation *op) {
     if (auto attention = mlir::dyn_cast<attn::AttentionOp>(op))
-      cached |= !attention.getK().getDefiningOp<attn::ChunkOp>();
+      cached |= !attendsWithinChunks(attention);
     return mlir::WalkResult::advance();
   });
   // Blocks of at least 64 rows: a prefill reads the weights once per block.

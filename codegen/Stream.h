@@ -27,6 +27,12 @@ namespace attnc::codegen {
 
 using runtime::kMaxDecodedRows; // runtime/BlockSequence.h
 
+/// Whether `attention` mixes rows only within chunks (its q, k and v are
+/// chunked): it streams as it is; otherwise it attends over the whole
+/// sequence, which decoding keeps in a key/value cache
+/// (lowerCachedAttention).
+bool attendsWithinChunks(mlir::attn::AttentionOp attention);
+
 /// Whether `func` can be streamed in blocks of options.streamRows rows: a
 /// CPU target without an autoscheduler; exactly one runtime dim of kind
 /// seq, the row axis (streamRowAxis) of every input and output, with the
