@@ -302,24 +302,22 @@ static int64_t rowElements(const TensorInfo &t) {
   return elements;
 }
 
-/// Decoding in a library (`attnc compile --decode`): <m>_decode_block, the
-/// streamed kernels of `decoding` on one block (the runtime's
-/// attn_decode_block_fn), and the state API over attn_decoder:
-/// <m>_state_new/free/reset/length/bytes, <m>_prefill and <m>_step.
-static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
-                             const std::string &m) {
-  const std::vector<TensorInfo> &inputs = decoding.inputs();
-  const std::vector<TensorInfo> &outputs = decoding.outputs();
+/// One of a decoding library's block functions (attn_decode_block_fn):
+/// `fn`, which runs the kernels of `kernels` (`kernel` for one pipeline, a
+/// program's each with `suffix`) on one block with its offset and carries.
+static void generateBlockFunction(std::ostream &os,
+                                  const ModelPipeline &kernels,
+                                  const std::string &m, const std::string &fn,
+                                  const std::string &kernel,
+                                  const std::string &suffix,
+                                  const std::string &doc) {
+  const std::vector<TensorInfo> &inputs = kernels.inputs();
+  const std::vector<TensorInfo> &outputs = kernels.outputs();
   std::vector<std::vector<ModelPipeline::CarryShape>> calls =
-      decoding.streamCarries();
-  bool cached = decoding.decodesWithCache();
-  os << "/*===-- Incremental decoding (attnc compile --decode) "
-        "--------------------===*/\n\n"
-     << "/* One block of " << decoding.streamRows()
-     << " rows or fewer of a decoded sequence (attn_decode_block_fn):\n"
-     << " * the streamed kernels with the block's offset and carries. */\n"
-     << "static attn_status " << m
-     << "_decode_block(const void *model, int32_t rows,\n"
+      kernels.streamCarries();
+  os << "/* " << doc << " (attn_decode_block_fn): the kernels with the\n"
+     << " * block's offset and carries. */\n"
+     << "static attn_status " << fn << "(const void *model, int32_t rows,\n"
      << "    int64_t offset, const void *const *inputs, float *const *outputs,\n"
      << "    const float *const *carries, float *const *nexts) {\n"
      << "  const " << m << "_weights *w = (const " << m
@@ -373,7 +371,7 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
            << "_shape);\n"
            << "  attnc_buffer(&" << c << "_next, " << c << "_next_dims, nexts["
            << at << "], " << rank << ", " << c << "_shape);\n";
-      } else {
+      } else if (shape.sizedByCapacity()) {
         // A key/value cache: the rows so far, and the block's rows of the
         // same array written in place (their first row at `offset`).
         int64_t width = carryElements(shape);
@@ -389,6 +387,27 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
            << at << "] + offset * " << width << ", " << rank << ", " << c
            << "_rows);\n"
            << "  " << c << "_next_dims[1].min = (int32_t)offset;\n";
+      } else {
+        // A chunk cache of C rows: all of them, and in place the rows the
+        // block writes (runtime::cacheRows).
+        int64_t size = sizes[1], width = carryElements(shape) / size;
+        std::vector<std::string> block = dims;
+        block[rank - 2] = c + "_count";
+        os << "  int64_t " << c << "_first = offset % " << size << ", " << c
+           << "_count = rows < " << size << " - " << c << "_first ? rows : "
+           << size << " - " << c << "_first;\n"
+           << "  static const int64_t " << c << "_shape[] = "
+           << initializer(dims) << ";\n"
+           << "  int64_t " << c << "_rows[] = " << initializer(block)
+           << ";\n"
+           << declare << "  attnc_buffer(&" << c << "_in, " << c
+           << "_in_dims, carries[" << at << "], " << rank << ", " << c
+           << "_shape);\n"
+           << "  attnc_buffer(&" << c << "_next, " << c << "_next_dims, nexts["
+           << at << "] + " << c << "_first * " << width << ", " << rank
+           << ", " << c << "_rows);\n"
+           << "  " << c << "_next_dims[1].min = (int32_t)" << c
+           << "_first;\n";
       }
       callArgs.back().push_back("&" + c + "_in");
       callResults.back().push_back("&" + c + "_next");
@@ -398,18 +417,43 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
   std::vector<std::string> buffers;
   for (const TensorInfo &in : inputs)
     declareBuffer(os, buffers, in, cIdentifier(in.name));
-  for (const TensorInfo &wt : decoding.weights())
+  for (const TensorInfo &wt : kernels.weights())
     declareBuffer(os, buffers, wt, "w->" + cIdentifier(wt.name));
   for (const TensorInfo &out : outputs)
     declareBuffer(os, buffers, out, cIdentifier(out.name));
-  // The streamed kernels: a program's with the suffix _decode.
   auto callee = [&](const std::string &function) {
-    return decoding.program() ? function + "_decode" : function;
+    return kernels.program() ? function + suffix : function;
   };
-  generateCalls(os, decoding, buffers, callee, m + "_decode_kernel", callArgs,
-                callResults);
-  generateFailure(os, m + "_decode_block");
+  generateCalls(os, kernels, buffers, callee, kernel, callArgs, callResults);
+  generateFailure(os, fn);
+}
 
+/// Decoding in a library (`attnc compile --decode`): <m>_decode_block, the
+/// streamed kernels of `decoding` on one block, and for a model with
+/// chunks <m>_decode_step, its step kernels (the runtime's
+/// attn_decode_block_fn), and the state API over attn_decoder:
+/// <m>_state_new/free/reset/length/bytes, <m>_prefill and <m>_step.
+static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
+                             const std::string &m) {
+  const std::vector<TensorInfo> &inputs = decoding.inputs();
+  const std::vector<TensorInfo> &outputs = decoding.outputs();
+  std::vector<std::vector<ModelPipeline::CarryShape>> calls =
+      decoding.streamCarries();
+  bool cached = decoding.decodesWithCache();
+  const ModelPipeline *step = decoding.stepKernels();
+  os << "/*===-- Incremental decoding (attnc compile --decode) "
+        "--------------------===*/\n\n";
+  generateBlockFunction(os, decoding, m, m + "_decode_block",
+                        m + "_decode_kernel", "_decode",
+                        "A block of " + std::to_string(decoding.streamRows()) +
+                            " rows or fewer, whole chunks, of a decoded "
+                            "sequence");
+  if (step)
+    generateBlockFunction(os, *step, m, m + "_decode_step",
+                          m + "_step_kernel", "_step",
+                          "A block within one chunk (" +
+                              std::to_string(decoding.stepRows()) +
+                              " rows or fewer) of a decoded sequence");
   // The state: an attn_decoder of this model.
   auto rowArray = [](const std::vector<int64_t> &elements) {
     std::vector<std::string> text;
@@ -427,13 +471,14 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
   for (const std::vector<ModelPipeline::CarryShape> &carries : calls)
     for (const ModelPipeline::CarryShape &shape : carries) {
       elements.push_back(carryElements(shape)); // a cache's per row
-      carryCaches.push_back(shape.cache);
+      carryCaches.push_back(shape.sizedByCapacity() ? 1 : shape.cache ? 2 : 0);
     }
   os << "/** One sequence of model " << m
-     << " decoded incrementally: the carries of its completed\n"
-     << " * blocks of " << decoding.streamRows()
-     << " rows and the inputs of the current one, "
-     << "constant in its length. */\n"
+     << " decoded incrementally: what its kernels carry\n"
+     << " * from row to row, "
+     << (cached ? "its key/value caches of `capacity` rows"
+                : "constant in its length")
+     << ". */\n"
      << "typedef attn_decoder " << m << "_state;\n\n"
      << "/** A new state at the start of a sequence, on weights `w`, which "
         "must\n * outlive it. Free it with " << m << "_state_free."
@@ -464,7 +509,11 @@ static void generateDecoding(std::ostream &os, const ModelPipeline &decoding,
      << "  layout.output_row_elements = outRows;\n"
      << "  layout.carry_elements = carries;\n"
      << "  layout.run_block = " << m << "_decode_block;\n"
-     << "  layout.commit_rows = " << decoding.commitRows() << ";\n"
+     << "  layout.unit_rows = " << (step ? decoding.commitRows() : 1)
+     << ";\n"
+     << "  layout.run_step = "
+     << (step ? m + "_decode_step" : std::string("NULL")) << ";\n"
+     << "  layout.step_rows = " << decoding.stepRows() << ";\n"
      << "  layout.carry_caches = caches;\n"
      << "  layout.capacity = " << (cached ? "capacity" : "0") << ";\n"
      << "  return attn_decoder_new(&layout, w, out);\n}\n\n";
@@ -931,9 +980,13 @@ compileAot(const std::vector<AotVariant> &variants, ModelPipeline *decoding,
       modules.push_back(variants[i].pipeline->compileToModule(
           m + "_kernel" + suffix, target, suffix));
     }
-    if (decoding)
+    if (decoding) {
       modules.push_back(decoding->compileToModule(m + "_decode_kernel",
                                                   target, "_decode"));
+      if (ModelPipeline *step = decoding->stepKernels())
+        modules.push_back(
+            step->compileToModule(m + "_step_kernel", target, "_step"));
+    }
     Halide::Module module = modules.size() == 1
                                 ? modules.front()
                                 : Halide::link_modules(m + "_kernel", modules);

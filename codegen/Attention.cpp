@@ -410,6 +410,68 @@ static mlir::LogicalResult lowerCachedAttention(Lowering &lowering,
   return lowerRowAttention(lowering, attention, attn::Strategy::rows, keys);
 }
 
+/// Decoding attention within chunks (CodegenOptions::decode): the keys
+/// and values of the current chunk also go into two chunk caches
+/// [batch..., C, width] (cache carries of C rows, written in place). The
+/// block kernel runs whole chunks as usual and writes its last chunk's
+/// rows. The step kernel (chunkStep) runs a block within one chunk: its
+/// rows are rows [j0, j0 + rows) of the chunk, j0 = offset % C, and it
+/// reads the chunk's rows before j0 from the caches and writes its own;
+/// row by row, as lowerCachedAttention. Sets `stepped` when it lowered
+/// the attention (the step kernel).
+static mlir::LogicalResult lowerChunkCachedAttention(
+    Lowering &lowering, attn::AttentionOp attention, bool &stepped) {
+  const HTensor &k = lowering.get(attention.getK());
+  const HTensor &v = lowering.get(attention.getV());
+  size_t rank = k.rank(); // batch..., chunks, C, width
+  Expr size = k.extents[rank - 2];
+  bool step = lowering.options.chunkStep;
+  Expr j0 = lowering.rowOffset() % size;
+  Expr rows = lowering.get(
+      attention.getK().getDefiningOp<attn::ChunkOp>().getX()).extents[rank - 3];
+  // Rows of chunk `chunk` of `t` (its chunk axis dropped from `at`).
+  auto chunkRow = [rank](const HTensor &t, Index at, const Expr &chunk,
+                         const Expr &row) {
+    at.insert(at.begin() + (rank - 3), chunk);
+    at[rank - 2] = row;
+    return t.at(at);
+  };
+  auto cacheOf = [&](const HTensor &t) {
+    std::vector<Expr> extents = t.extents;
+    extents.erase(extents.begin() + (rank - 3));
+    Lowering::StreamCarry carry =
+        lowering.addStreamCarry(extents, /*cache=*/true);
+    std::vector<Var> vars = makeVars(rank - 1, "kc");
+    Index at = toIndex(vars);
+    Expr row = vars[rank - 3];
+    Lowering::defineCarryNext(
+        carry, vars,
+        step ? chunkRow(t, at, 0, clamp(row - j0, 0, rows - 1))
+             : chunkRow(t, at, t.extents[rank - 3] - 1, row));
+    return carry;
+  };
+  Lowering::StreamCarry keyCache = cacheOf(k), valueCache = cacheOf(v);
+  stepped = step;
+  if (!step)
+    return mlir::success();
+  // Row j of the chunk: the cache's before j0, else the block's.
+  auto rowOf = [&](const HTensor &t, const Lowering::StreamCarry &cache) {
+    return [&t, cache, j0, rows, rank](const Index &at) {
+      Expr j = at[rank - 2];
+      Index cached(at.begin(), at.end()), fresh = at;
+      cached.erase(cached.begin() + (rank - 3));
+      cached[rank - 3] = clamp(j, 0, cache.extents[rank - 3] - 1);
+      fresh[rank - 2] = clamp(j - j0, 0, rows - 1);
+      std::vector<Expr> reversed(cached.rbegin(), cached.rend());
+      return select(j < j0, cache.in(reversed), t.at(fresh));
+    };
+  };
+  // All C rows (an RDom's bounds cannot read the offset): the causal mask
+  // keeps those up to the query's, which Halide makes the loop's bounds.
+  KeySource keys{rowOf(k, keyCache), rowOf(v, valueCache), size, size, j0};
+  return lowerRowAttention(lowering, attention, attn::Strategy::rows, keys);
+}
+
 mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
   auto attention = mlir::cast<attn::AttentionOp>(op);
   for (mlir::Value operand :
@@ -423,6 +485,14 @@ mlir::LogicalResult lowerAttention(Lowering &lowering, mlir::Operation *op) {
   // Streamed over the whole sequence: with the key/value caches.
   if (lowering.streaming() && !attendsWithinChunks(attention))
     return lowerCachedAttention(lowering, attention);
+  // Decoded within chunks: with the chunk caches.
+  if (lowering.streaming() && lowering.options.decode) {
+    bool stepped = false;
+    if (mlir::failed(lowerChunkCachedAttention(lowering, attention, stepped)))
+      return mlir::failure();
+    if (stepped)
+      return mlir::success();
+  }
   // The schedule's algorithm: blocked (CPU register tiles, or GPU blocks
   // staged in shared memory); rows or materialized scores below; naive.
   attn::ScheduleAttr attr = lowering.schedule();

@@ -10,6 +10,8 @@
 #include "codegen/Gemm.h"
 #include "codegen/LoweringImpl.h"
 
+#include <optional>
+
 namespace attnc::codegen {
 
 using namespace Halide;
@@ -84,6 +86,21 @@ static mlir::LogicalResult lowerChunkState(Lowering &lowering,
   return mlir::success();
 }
 
+/// The step kernel's chunk of the chunk states `scan` sums: its size and
+/// the block's rows (the chunked keys' rows before chunking).
+static mlir::LogicalResult stepChunk(Lowering &lowering, attn::ChunkScanOp scan,
+                                     Expr &rows, Expr &size) {
+  auto state = scan.getStates().getDefiningOp<attn::ChunkStateOp>();
+  auto chunk = state ? state.getK().getDefiningOp<attn::ChunkOp>() : nullptr;
+  if (!chunk)
+    return scan.emitError() << "internal error: decoding's step kernel "
+                               "needs the chunk states of chunked keys";
+  const HTensor &x = lowering.get(chunk.getX());
+  rows = x.extents[x.rank() - 2];
+  size = int(chunk.getChunk());
+  return mlir::success();
+}
+
 static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
                                           attn::ChunkScanOp op) {
   const HTensor &states = lowering.get(op.getStates());
@@ -103,14 +120,24 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
                                    states.extents.end() - 3);
     carryExtents.push_back(states.extents[states.rank() - 2]);
     carryExtents.push_back(states.extents.back());
-    const Lowering::StreamCarry *carry =
-        lowering.streaming() ? &lowering.addStreamCarry(carryExtents)
-                             : nullptr;
+    std::optional<Lowering::StreamCarry> carry, partial;
+    if (lowering.streaming())
+      carry = lowering.addStreamCarry(carryExtents);
+    // Decoding: the completed chunks' sum (`carry`) and, apart, the state
+    // of the current chunk's rows so far (`partial`), which the step
+    // kernel grows and adds to the sum once the chunk is complete.
+    if (carry && lowering.options.decode)
+      partial = lowering.addStreamCarry(carryExtents);
+    Index at = withTail(batch, {a, e});
+    auto carried = [&](const Lowering::StreamCarry &c) {
+      return HTensor{c.in, c.extents}.at(at);
+    };
+    Expr first = 0.0f;
     if (carry)
-      define(t.func, vars,
-             HTensor{carry->in, carry->extents}.at(withTail(batch, {a, e})));
-    else
-      define(t.func, vars, 0.0f);
+      first = carried(*carry);
+    if (partial && !lowering.options.chunkStep)
+      first = first + carried(*partial); // whole chunks from here on
+    define(t.func, vars, first);
     RDom g(1, max(chunks - 1, 0), "g");
     Index cur = withTail(batch, {g, a, e}), prev = withTail(batch, {g - 1, a, e});
     std::vector<Expr> curRev(cur.rbegin(), cur.rend()),
@@ -125,8 +152,25 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
       std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
       nextVars.push_back(a);
       nextVars.push_back(e);
-      Lowering::defineCarryNext(*carry, nextVars,
-                                t.func(lastRev) + states.at(last));
+      Expr through = t.func(lastRev) + states.at(last);
+      if (!partial) {
+        Lowering::defineCarryNext(*carry, nextVars, through);
+      } else if (!lowering.options.chunkStep) {
+        Lowering::defineCarryNext(*carry, nextVars, through);
+        Lowering::defineCarryNext(*partial, nextVars, 0.0f);
+      } else {
+        // One chunk, the block's rows of it: complete when they end it.
+        Expr rows, size;
+        if (mlir::failed(stepChunk(lowering, op, rows, size)))
+          return mlir::failure();
+        Expr complete = lowering.rowOffset() % size + rows == size;
+        Expr grown = carried(*partial) + states.at(last);
+        Lowering::defineCarryNext(
+            *carry, nextVars,
+            select(complete, carried(*carry) + grown, carried(*carry)));
+        Lowering::defineCarryNext(*partial, nextVars,
+                                  select(complete, 0.0f, grown));
+      }
     }
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.

@@ -71,11 +71,17 @@ struct CodegenOptions {
   /// errors say so, and attention over the whole sequence (causal) keeps a
   /// key/value cache.
   bool decode = false;
-  /// Decoding: a block's carries may advance once its rows are a multiple
-  /// of this (the model's chunks, smallestStreamRows; 0: streamRows). With
-  /// 1 (a model without chunks, its attention cached) every append runs
-  /// its own rows only.
+  /// Decoding: the block kernel runs blocks whose rows are a multiple of
+  /// this and start at one (the model's chunks, smallestStreamRows; 0:
+  /// streamRows); the step kernel (chunkStep) the rows between.
   int64_t commitRows = 0;
+  /// Decoding: the kernel is the step kernel, whose block lies within one
+  /// chunk of each chunked attention (a step, or the rows of a prefill
+  /// past its last whole chunk; streamRows is then the most rows such a
+  /// block holds). Attention within chunks reads the chunk's earlier rows
+  /// from its chunk caches, and a causal chunk prefix adds the block to
+  /// the current chunk's partial state (Decode.h).
+  bool chunkStep = false;
 };
 
 struct Program;
@@ -120,11 +126,18 @@ public:
   /// calls run (one call for a pipeline, one per step for a program).
   int64_t streamRows() const;
   int64_t commitRows() const;
+  /// Decoding a model with chunks: the step kernels (the same model
+  /// compiled with CodegenOptions::chunkStep, its kernels' carries the
+  /// same) and the most rows of their blocks; else null and 0.
+  ModelPipeline *stepKernels() const;
+  int64_t stepRows() const;
   struct CarryShape {
     /// Halide order, one sequence's (carrySizes in Stream.h); a cache's
     /// rows (dim 1) 0: the decoder's capacity.
     std::vector<int> sizes;
-    bool cache = false; ///< A key/value cache (Lowering::StreamCarry).
+    bool cache = false; ///< A cache (Lowering::StreamCarry).
+    /// A key/value cache of the decoder's capacity, else a chunk's.
+    bool sizedByCapacity() const { return cache && sizes.at(1) == 0; }
   };
   std::vector<std::vector<CarryShape>> streamCarries() const;
 
@@ -188,11 +201,15 @@ public:
 
 private:
   ModelPipeline();
+  /// build() without the step kernels.
+  static std::unique_ptr<ModelPipeline>
+  buildKernels(mlir::func::FuncOp model, const CodegenOptions &options);
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
 
-/// The floats of one sequence's value of `carry`; a cache's per row.
+/// The floats of one sequence's value of `carry`; a key/value cache's per
+/// row.
 int64_t carryElements(const ModelPipeline::CarryShape &carry);
 
 /// Memory of the JIT's buffer pool (shared by every JIT-compiled model).

@@ -1,7 +1,7 @@
 //===- Decode.cpp - a causal model run on a growing sequence --------------===//
 //
-// This file implements Decoder (Decode.h): the current block's rows, run
-// again with each append, its carries advanced when it fills.
+// This file implements Decoder (Decode.h): each append cut into pieces
+// (BlockSequence), each copied into the block's buffers and run.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Decode.h"
@@ -35,11 +35,12 @@ static runtime::Result blockBuffer(const TensorInfo &info, int rows,
 
 runtime::Result Decoder::create(const std::vector<TensorInfo> &inputs,
                                 const std::vector<TensorInfo> &outputs,
-                                int blockRows, int commitRows,
+                                int blockRows, int unitRows, int stepRows,
                                 int64_t maxRows,
                                 std::unique_ptr<SequenceBlocks> blocks,
                                 std::unique_ptr<Decoder> &decoder) {
-  std::unique_ptr<Decoder> made(new Decoder(blockRows, commitRows, maxRows));
+  std::unique_ptr<Decoder> made(
+      new Decoder(blockRows, unitRows, stepRows, maxRows));
   made->inputInfos = inputs;
   made->outputInfos = outputs;
   made->blocks = std::move(blocks);
@@ -63,12 +64,7 @@ void Decoder::reset() {
   sequence.reset();
 }
 
-int64_t Decoder::stateBytes() const {
-  int64_t total = blocks->stateBytes();
-  for (const Buffer<float> &input : blockInputs)
-    total += int64_t(input.size_in_bytes());
-  return total;
-}
+int64_t Decoder::stateBytes() const { return blocks->stateBytes(); }
 
 /// Rows [from, from + count) of `source` into rows [to, to + count) of
 /// `dest` (both with their rows in dim `dim`).
@@ -129,21 +125,21 @@ runtime::Result Decoder::append(const std::vector<Buffer<float>> &inputs,
     if (runtime::Result ids = checkTokenIds(inputInfos[i], inputs[i]);
         !ids.ok())
       return ids;
-  auto copyIn = [&](int64_t from, int at, int count) {
+  auto copyIn = [&](int64_t from, int count) {
     for (size_t i = 0; i < inputs.size(); ++i)
-      copyRows(inputs[i], int(from), blockInputs[i], at, count, inRows[i]);
+      copyRows(inputs[i], int(from), blockInputs[i], 0, count, inRows[i]);
   };
-  auto run = [&](int filled, bool full) {
+  auto run = [&](int count, bool step) {
     std::vector<Buffer<float>> in, out;
     for (size_t i = 0; i < blockInputs.size(); ++i)
-      in.push_back(blockOf(blockInputs[i], inRows[i], 0, 0, filled));
+      in.push_back(blockOf(blockInputs[i], inRows[i], 0, 0, count));
     for (size_t i = 0; i < blockOutputs.size(); ++i)
-      out.push_back(blockOf(blockOutputs[i], outRows[i], 0, 0, filled));
-    return blocks->run(in, out, filled, full);
+      out.push_back(blockOf(blockOutputs[i], outRows[i], 0, 0, count));
+    return blocks->run(in, out, count, step);
   };
-  auto copyOut = [&](int at, int64_t to, int count) {
+  auto copyOut = [&](int64_t to, int count) {
     for (size_t i = 0; i < outputs.size(); ++i)
-      copyRows(blockOutputs[i], at, outputs[i], int(to), count, outRows[i]);
+      copyRows(blockOutputs[i], 0, outputs[i], int(to), count, outRows[i]);
   };
   return sequence.append(rows, copyIn, run, copyOut);
 }

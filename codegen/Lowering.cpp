@@ -700,7 +700,10 @@ void Lowering::defineCarryNext(const StreamCarry &carry,
                                const Expr &value) {
   Func next = carry.next; // a handle to the carry's Func
   define(next, vars, value);
-  setBounds(next.output_buffer(), carry.extents);
+  std::vector<Expr> extents = carry.extents;
+  if (carry.cache) // the rows the block writes: the caller's view
+    extents[extents.size() - 2] = Expr();
+  setBounds(next.output_buffer(), extents);
 }
 
 const Lowering::StreamCarry &

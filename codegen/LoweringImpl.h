@@ -127,11 +127,22 @@ public:
   /// the block's rows too; what it reads of them is never used (a select
   /// takes the block's own keys there), though it may read them while
   /// `next` writes them.
+  ///
+  /// Decoding's chunk caches are `cache` carries of C static rows: the
+  /// rows of the current chunk of a chunked attention's keys or values.
+  /// `in` is all C rows, and `next` the rows [offset % C, offset % C +
+  /// rows) the block writes (the step kernel; the block kernel writes its
+  /// last chunk's rows [0, C)).
   struct StreamCarry {
     Halide::ImageParam in;
     Halide::Func next;
-    std::vector<Halide::Expr> extents; ///< MLIR order; the last two static.
+    /// MLIR order; the last two static but a capacity cache's rows.
+    std::vector<Halide::Expr> extents;
     bool cache = false;
+    /// A cache of the decoder's capacity (its rows not static).
+    bool sizedByCapacity() const {
+      return cache && !extents[extents.size() - 2].defined();
+    }
   };
   Halide::ImageParam streamOffset;
   std::vector<StreamCarry> streamCarries;

@@ -46,8 +46,8 @@ std::string kernelSource(mlir::func::FuncOp func,
   llvm::raw_string_ostream os(text);
   func->print(os, mlir::OpPrintingFlags().useLocalScope());
   os << "\ncodegen: gpu=" << options.gpu << " gpuOnHost=" << options.gpuOnHost
-     << " streamRows=" << options.streamRows
-     << "\n";
+     << " streamRows=" << options.streamRows << " decode=" << options.decode
+     << " chunkStep=" << options.chunkStep << "\n";
   if (!options.autoscheduler.empty()) {
     // Its schedule depends on the estimates, the threads and the target.
     os << "autoscheduler: " << options.autoscheduler
@@ -72,6 +72,9 @@ struct ModelPipeline::Impl {
   std::string source; ///< Its kernelSource, for the compile cache.
   std::unique_ptr<NativeKernel> native; ///< When loaded from a shared object.
   std::unique_ptr<Program> program; ///< Or the program of its calls.
+  /// Decoding a model with chunks: the same model's step kernels
+  /// (CodegenOptions::chunkStep), with the same carries.
+  std::unique_ptr<ModelPipeline> step;
   bool compiled = false;
   /// The one-buffer limit of the compiled target (maxBufferBytes).
   int64_t maxBufferBytes = kMaxBufferBytes;
@@ -101,8 +104,55 @@ struct ModelPipeline::Impl {
 ModelPipeline::ModelPipeline() = default;
 ModelPipeline::~ModelPipeline() = default;
 
+/// Whether two kernels' carries have the same shapes, in the same order.
+static bool sameCarries(
+    const std::vector<std::vector<ModelPipeline::CarryShape>> &a,
+    const std::vector<std::vector<ModelPipeline::CarryShape>> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t call = 0; call < a.size(); ++call) {
+    if (a[call].size() != b[call].size())
+      return false;
+    for (size_t c = 0; c < a[call].size(); ++c)
+      if (a[call][c].sizes != b[call][c].sizes ||
+          a[call][c].cache != b[call][c].cache)
+        return false;
+  }
+  return true;
+}
+
 std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
                                                     const CodegenOptions &options) {
+  std::unique_ptr<ModelPipeline> result = buildKernels(model, options);
+  if (!result || !options.decode || options.chunkStep ||
+      options.streamRows == 0)
+    return result;
+  // Decoding a model with chunks: its step kernels too (Decode.h).
+  int64_t rows = codegen::stepRows(model);
+  if (rows == 0)
+    return result;
+  CodegenOptions stepOptions = options;
+  stepOptions.chunkStep = true;
+  stepOptions.streamRows = rows;
+  stepOptions.commitRows = rows;
+  std::unique_ptr<ModelPipeline> step = buildKernels(model, stepOptions);
+  if (!step)
+    return nullptr;
+  if (!sameCarries(result->streamCarries(), step->streamCarries())) {
+    model.emitError() << "internal error: the step kernels of model '"
+                      << model.getSymName()
+                      << "' carry other state than its block kernels";
+    return nullptr;
+  }
+  result->impl->step = std::move(step);
+  // The block kernels run whole chunks (BlockSequence).
+  result->impl->options.commitRows = smallestStreamRows(model);
+  return result;
+}
+
+std::unique_ptr<ModelPipeline>
+ModelPipeline::buildKernels(mlir::func::FuncOp model,
+                            const CodegenOptions &options) {
   std::unique_ptr<ModelPipeline> result(new ModelPipeline());
   result->impl = std::make_unique<Impl>(options);
   Impl &impl = *result->impl;
@@ -164,6 +214,10 @@ const std::vector<TensorInfo> &ModelPipeline::outputs() const {
 const Program *ModelPipeline::program() const { return impl->program.get(); }
 
 int64_t ModelPipeline::streamRows() const { return impl->options.streamRows; }
+int64_t ModelPipeline::stepRows() const {
+  return impl->step ? impl->step->streamRows() : 0;
+}
+ModelPipeline *ModelPipeline::stepKernels() const { return impl->step.get(); }
 int64_t ModelPipeline::commitRows() const {
   return impl->options.commitRows > 0 ? impl->options.commitRows
                                       : impl->options.streamRows;
@@ -172,7 +226,7 @@ int64_t ModelPipeline::commitRows() const {
 int64_t carryElements(const ModelPipeline::CarryShape &carry) {
   int64_t elements = 1;
   for (size_t d = 0; d < carry.sizes.size(); ++d)
-    elements *= carry.cache && d == 1 ? 1 : carry.sizes[d];
+    elements *= carry.sizedByCapacity() && d == 1 ? 1 : carry.sizes[d];
   return elements;
 }
 
@@ -274,7 +328,13 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
                                KernelCompileStats &stats) {
   if (impl->compiled)
     return;
-  impl->maxBufferBytes = codegen::maxBufferBytes(target);
+  // The model's kernels and, decoding a model with chunks, its step
+  // kernels, compiled together.
+  std::vector<Impl *> impls = {impl.get()};
+  if (impl->step)
+    impls.push_back(impl->step->impl.get());
+  for (Impl *each : impls)
+    each->maxBufferBytes = codegen::maxBufferBytes(target);
   struct Unit {
     Pipeline *pipeline;
     const Lowering *lowering;
@@ -283,13 +343,19 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
     std::unique_ptr<NativeKernel> *native;
   };
   std::vector<Unit> units;
-  if (impl->program)
-    for (const std::unique_ptr<ProgramKernel> &kernel : impl->program->kernels)
-      units.push_back({&kernel->pipeline, &kernel->lowering, kernel->function,
-                       &kernel->source, &kernel->native});
-  else
-    units.push_back({&impl->pipeline, &impl->lowering, cIdentifier(impl->name),
-                     &impl->source, &impl->native});
+  for (Impl *each : impls) {
+    std::string suffix = each == impl.get() ? "" : "_step";
+    if (each->program)
+      for (const std::unique_ptr<ProgramKernel> &kernel :
+           each->program->kernels)
+        units.push_back({&kernel->pipeline, &kernel->lowering,
+                         kernel->function + suffix, &kernel->source,
+                         &kernel->native});
+    else
+      units.push_back({&each->pipeline, &each->lowering,
+                       cIdentifier(each->name) + suffix, &each->source,
+                       &each->native});
+  }
   // ATTNC_HALIDE_JIT=1: every kernel through Halide's in-memory JIT, to
   // compare the two paths (docs/performance.md).
   const char *forced = std::getenv("ATTNC_HALIDE_JIT");
@@ -327,7 +393,8 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
         native = false;
       }
     if (native) {
-      impl->compiled = true;
+      for (Impl *each : impls)
+        each->compiled = true;
       return;
     }
   }
@@ -339,7 +406,8 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
     unit.pipeline->compile_jit(target);
     stats.jit += millisSince(start);
   }
-  impl->compiled = true;
+  for (Impl *each : impls)
+    each->compiled = true;
 }
 
 /// The result of a kernel that failed with `message` (and, when it was
@@ -482,7 +550,7 @@ ModelPipeline::decoder(const std::vector<Buffer<float>> &weights,
                                  "needs CodegenOptions::streamRows");
   for (const std::vector<CarryShape> &call : streamCarries())
     for (const CarryShape &carry : call)
-      if (carry.cache)
+      if (carry.sizedByCapacity())
         if (runtime::Result fits = runtime::checkCacheCapacity(
                 impl->name, capacity, carryElements(carry));
             !fits.ok())
@@ -490,8 +558,9 @@ ModelPipeline::decoder(const std::vector<Buffer<float>> &weights,
   if (!impl->caches())
     capacity = kMaxDecodedRows; // no cache to size
   return Decoder::create(inputs(), outputs(), int(impl->options.streamRows),
-                         int(impl->options.commitRows), capacity,
-                         impl->sequenceBlocks(weights, capacity), decoder);
+                         impl->step ? int(commitRows()) : 1, int(stepRows()),
+                         capacity, impl->sequenceBlocks(weights, capacity),
+                         decoder);
 }
 
 bool ModelPipeline::decodesWithCache() const { return impl->caches(); }
@@ -516,11 +585,16 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
   }
   runtime::Result run(const std::vector<Buffer<float>> &inputs,
                       const std::vector<Buffer<float>> &outputs, int rows,
-                      bool commit) override {
+                      bool step) override {
     std::vector<Buffer<float>> out = outputs;
-    runtime::Result ran = impl.runProgram(inputs, weights, out, &states, rows);
+    if (step && !impl.step)
+      return runtime::Result::error(
+          ATTN_ERROR_ARGUMENT, "internal error: a step without a step kernel");
+    Impl &kernels = step ? *impl.step->impl : impl;
+    runtime::Result ran =
+        kernels.runProgram(inputs, weights, out, &states, rows);
     // Every step's carries advance together, or none (a failed step).
-    if (ran.ok() && commit)
+    if (ran.ok())
       for (StreamState &state : states)
         state.advance(rows);
     return ran;
@@ -546,14 +620,19 @@ ModelPipeline::Impl::sequenceBlocks(const std::vector<Buffer<float>> &weights,
                                     int64_t capacity) {
   if (program)
     return std::make_unique<ProgramBlocks>(*this, weights, capacity);
-  std::string what = "the kernel of model '" + name + "'";
-  BlockRunner runner = [this, weights,
-                        what](const std::vector<Buffer<float>> &args,
-                              std::vector<Buffer<void>> &results) {
-    return runKernel(pipeline, lowering, native.get(), args, weights, results,
-                     what);
+  auto runnerOf = [&weights](Impl &kernel, const std::string &what) {
+    return [&kernel, weights, what](const std::vector<Buffer<float>> &args,
+                                    std::vector<Buffer<void>> &results) {
+      return runKernel(kernel.pipeline, kernel.lowering, kernel.native.get(),
+                       args, weights, results, what);
+    };
   };
-  return streamBlocks(lowering, runner, capacity);
+  std::string what = "the kernel of model '" + name + "'";
+  BlockRunner stepRunner;
+  if (step)
+    stepRunner = runnerOf(*step->impl, "the step kernel of model '" + name +
+                                           "'");
+  return streamBlocks(lowering, runnerOf(*this, what), stepRunner, capacity);
 }
 
 /// The argument of `step` whose memory its result `r` of `shape` takes

@@ -40,8 +40,10 @@ bool attendsWithinChunks(attn::AttentionOp attention) {
 }
 
 /// Why `op` keeps a streamed model from running block by block, or "".
-static std::string whyNotStreamable(mlir::Operation *op, int64_t rows,
-                                    bool decode) {
+static std::string whyNotStreamable(mlir::Operation *op,
+                                    const CodegenOptions &options) {
+  int64_t rows = options.streamRows;
+  bool decode = options.decode;
   if (mlir::isa<attn::ConstantOp, attn::AddOp, attn::SubOp, attn::MulOp,
                 attn::DivOp, attn::PowOp, attn::NegOp, attn::SiluOp,
                 attn::GeluOp, attn::ReluOp, attn::SigmoidOp, attn::ExpOp,
@@ -54,7 +56,8 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows,
                 mlir::arith::ConstantOp, mlir::func::ReturnOp>(op))
     return "";
   if (auto chunk = mlir::dyn_cast<attn::ChunkOp>(op)) {
-    if (rows % int64_t(chunk.getChunk()) == 0)
+    // The step kernel's blocks lie within a chunk (Decode.h).
+    if (options.chunkStep || rows % int64_t(chunk.getChunk()) == 0)
       return "";
     return "its chunks of " + std::to_string(chunk.getChunk()) +
            " rows do not divide the blocks of " + std::to_string(rows) +
@@ -73,10 +76,16 @@ static std::string whyNotStreamable(mlir::Operation *op, int64_t rows,
            "causal models stream";
   }
   if (auto attention = mlir::dyn_cast<attn::AttentionOp>(op)) {
+    attn::MaskKind mask = attention.getMask().getKind();
     if (attendsWithinChunks(attention))
-      return "";
+      return !decode || mask == attn::MaskKind::causal ||
+                     mask == attn::MaskKind::window
+                 ? ""
+                 : "its rows attend to later rows of their chunk (a "
+                   "non-causal model), which a decoded row has not seen; "
+                   "only causal models decode";
     // Decoding keeps the keys and values of the earlier rows (a cache).
-    if (attention.getMask().getKind() != attn::MaskKind::causal)
+    if (mask != attn::MaskKind::causal)
       return "it attends over the whole sequence with a mask other than "
              "causal (only causal attention keeps a key/value cache)";
     if (!decode)
@@ -196,7 +205,7 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
   auto check = [&](mlir::Operation *op) {
     if (op->getParentOfType<attn::AttentionOp>())
       return mlir::WalkResult::advance(); // a score region's scalar ops
-    std::string why = whyNotStreamable(op, rows, options.decode);
+    std::string why = whyNotStreamable(op, options);
     if (why.empty())
       return mlir::WalkResult::advance();
     // At the op's .attn location, without MLIR's dump of the op.
@@ -208,14 +217,23 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
   return mlir::failure(walkWithCallees(func, check).wasInterrupted());
 }
 
-int64_t smallestStreamRows(mlir::func::FuncOp func) {
-  int64_t rows = 1;
+/// `rows` combined with each chunk size of `func` in turn.
+static int64_t overChunks(mlir::func::FuncOp func, int64_t rows,
+                          int64_t (*combine)(int64_t, int64_t)) {
   walkWithCallees(func, [&](mlir::Operation *op) {
     if (auto chunk = mlir::dyn_cast<attn::ChunkOp>(op))
-      rows = std::lcm(rows, int64_t(chunk.getChunk()));
+      rows = combine(rows, int64_t(chunk.getChunk()));
     return mlir::WalkResult::advance();
   });
   return rows;
+}
+
+int64_t smallestStreamRows(mlir::func::FuncOp func) {
+  return overChunks(func, 1, std::lcm<int64_t, int64_t>);
+}
+
+int64_t stepRows(mlir::func::FuncOp func) {
+  return overChunks(func, 0, std::gcd<int64_t, int64_t>);
 }
 
 int64_t decodeRows(mlir::func::FuncOp func) {
@@ -278,7 +296,7 @@ std::vector<int> carrySizes(const Lowering::StreamCarry &carry,
   std::vector<int> sizes;
   size_t rank = carry.extents.size();
   for (size_t d = rank; d-- > 0;) {
-    if (carry.cache && d + 2 == rank) {
+    if (carry.sizedByCapacity() && d + 2 == rank) {
       sizes.push_back(int(capacity));
       continue;
     }
@@ -290,7 +308,7 @@ std::vector<int> carrySizes(const Lowering::StreamCarry &carry,
 
 bool hasCaches(const Lowering &lowering) {
   for (const Lowering::StreamCarry &carry : lowering.streamCarries)
-    if (carry.cache)
+    if (carry.sizedByCapacity())
       return true;
   return false;
 }
@@ -303,6 +321,7 @@ StreamState::StreamState(const Lowering &lowering, int64_t capacity)
     // A cache's next value is a view of its own rows (run()).
     nexts.push_back(carry.cache ? Buffer<float>() : Buffer<float>(sizes));
     caches.push_back(carry.cache);
+    sizedByCapacity.push_back(carry.sizedByCapacity());
   }
   reset();
 }
@@ -340,20 +359,24 @@ runtime::Result StreamState::run(const std::vector<Buffer<float>> &inputs,
   offset(0) = float(at);
   std::vector<Buffer<float>> args = inputs;
   args.push_back(offset);
-  for (size_t c = 0; c < carries.size(); ++c)
-    // A cache's rows so far: the keys the block's attention iterates.
-    args.push_back(caches[c] ? Buffer<float>(carries[c].get()->cropped(
-                                   1, 0, int(at + rows)))
-                             : carries[c]);
   std::vector<Buffer<void>> results = outputs;
   for (size_t c = 0; c < carries.size(); ++c) {
     if (!caches[c]) {
+      args.push_back(carries[c]);
       results.push_back(nexts[c]);
       continue;
     }
-    // The block's rows of the cache, in place (its row dim is dim 1).
-    Runtime::Buffer<float> rows_ = carries[c].get()->cropped(1, int(at), rows);
-    results.push_back(Buffer<float>(std::move(rows_)));
+    // A cache (its row dim is dim 1): a capacity's rows so far, the keys
+    // the block's attention iterates, or a chunk cache's C rows; and in
+    // place, the rows the block writes (CacheRows).
+    runtime::CacheRows write =
+        runtime::cacheRows(carries[c].dim(1).extent(), at, rows);
+    args.push_back(sizedByCapacity[c]
+                       ? Buffer<float>(carries[c].get()->cropped(
+                             1, 0, int(at + rows)))
+                       : carries[c]);
+    results.push_back(Buffer<float>(
+        carries[c].get()->cropped(1, int(write.first), int(write.count))));
   }
   return runBlock(args, results);
 }
@@ -370,14 +393,19 @@ namespace {
 class StreamBlocks : public SequenceBlocks {
 public:
   StreamBlocks(const Lowering &lowering, BlockRunner runner,
-               int64_t capacity)
-      : state(lowering, capacity), runner(std::move(runner)) {}
+               BlockRunner stepRunner, int64_t capacity)
+      : state(lowering, capacity), runner(std::move(runner)),
+        stepRunner(std::move(stepRunner)) {}
   runtime::Result run(const std::vector<Buffer<float>> &inputs,
                       const std::vector<Buffer<float>> &outputs, int rows,
-                      bool commit) override {
+                      bool step) override {
+    if (step && !stepRunner)
+      return runtime::Result::error(
+          ATTN_ERROR_ARGUMENT, "internal error: a step without a step kernel");
     std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
-    runtime::Result ran = state.run(inputs, views, rows, runner);
-    if (ran.ok() && commit)
+    runtime::Result ran =
+        state.run(inputs, views, rows, step ? stepRunner : runner);
+    if (ran.ok())
       state.advance(rows);
     return ran;
   }
@@ -386,15 +414,16 @@ public:
 
 private:
   StreamState state;
-  BlockRunner runner;
+  BlockRunner runner, stepRunner;
 };
 } // namespace
 
 std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
                                              BlockRunner runner,
+                                             BlockRunner stepRunner,
                                              int64_t capacity) {
   return std::make_unique<StreamBlocks>(lowering, std::move(runner),
-                                        capacity);
+                                        std::move(stepRunner), capacity);
 }
 
 int streamRowDim(const TensorInfo &info) {
@@ -432,7 +461,7 @@ runtime::Result runStreamed(const std::vector<TensorInfo> &inputInfos,
         in.push_back(blockOf(inputs[i], inRows[i], entry, start, count));
       for (size_t i = 0; i < outputs.size(); ++i)
         out.push_back(blockOf(outputs[i], outRows[i], entry, start, count));
-      if (runtime::Result ran = blocks.run(in, out, count, /*commit=*/true);
+      if (runtime::Result ran = blocks.run(in, out, count, /*step=*/false);
           !ran.ok())
         return ran;
     }

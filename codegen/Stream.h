@@ -50,6 +50,11 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
 /// chunk sizes (1 without chunks). What decoding runs (Decode.h).
 int64_t smallestStreamRows(mlir::func::FuncOp func);
 
+/// The most rows of a decoding step kernel's blocks (chunkStep): the
+/// greatest common divisor of `func`'s chunk sizes, so that a block within
+/// a multiple of it lies within one chunk of each; 0 without chunks.
+int64_t stepRows(mlir::func::FuncOp func);
+
 /// The blocks decoding runs `func` in: smallestStreamRows, or with a
 /// key/value cache (attention over the whole sequence) the least multiple
 /// of it that is at least 64 (a prefill reads the weights once a block; a
@@ -125,8 +130,9 @@ public:
                       const std::vector<Halide::Buffer<void>> &outputs,
                       int rows, const BlockRunner &runBlock);
   /// After a run of `rows` rows: the carries take their next values and
-  /// position() moves past the block. Without it the state is as before
-  /// the run (a partial chunk that a decoder runs again with more rows).
+  /// position() moves past the block (a failed run is not advanced: the
+  /// state is as before it, but for caches written in place, whose rows
+  /// past position() no block reads before writing them).
   void advance(int rows);
   int64_t position() const { return at; }
   /// The carries' bytes: each carry's buffer and its next value's.
@@ -135,6 +141,7 @@ public:
 private:
   std::vector<Halide::Buffer<float>> carries, nexts;
   std::vector<bool> caches; ///< Per carry: a cache, written in place.
+  std::vector<bool> sizedByCapacity; ///< Per carry: a capacity's cache.
   Halide::Buffer<float> offset;
   int64_t capacity;
   int64_t at = 0;
@@ -145,13 +152,13 @@ private:
 class SequenceBlocks {
 public:
   virtual ~SequenceBlocks() = default;
-  /// Runs the next block: `inputs` and `outputs` are views of its `rows`
-  /// rows (blockOf). With `commit` the state moves past the block, when
-  /// the whole block ran; otherwise it stays where it was
-  /// (StreamState::advance).
+  /// Runs the next block through the block kernel, or with `step` the
+  /// step kernel (CodegenOptions::chunkStep): `inputs` and `outputs` are
+  /// views of its `rows` rows (blockOf). When it ran, the state moves past
+  /// it (StreamState::advance); otherwise it stays where it was.
   virtual runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
                               const std::vector<Halide::Buffer<float>> &outputs,
-                              int rows, bool commit) = 0;
+                              int rows, bool step) = 0;
   /// Back to the start of a sequence.
   virtual void reset() = 0;
   /// The bytes of the carries.
@@ -159,10 +166,12 @@ public:
 };
 
 /// The blocks of one sequence of the streamed kernel `lowering` lowered,
-/// run by `runner`, its caches (if any) of `capacity` rows. `lowering`
-/// must outlive them.
+/// run by `runner` (and by `stepRunner`, the step kernel's with the same
+/// carries, when decoding a model with chunks), its caches (if any) of
+/// `capacity` rows. `lowering` must outlive them.
 std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
                                              BlockRunner runner,
+                                             BlockRunner stepRunner,
                                              int64_t capacity);
 
 /// Runs a streamed model (a pipeline or a program, through `blocks`)

@@ -45,20 +45,22 @@ Result BlockSequence::append(int64_t rows, const CopyIn &copyIn,
             "; the sequence has " + std::to_string(length()) +
             " and the append adds " + std::to_string(rows));
   for (int64_t done = 0; done < rows;) {
-    int take = int(std::min<int64_t>(block - pending, rows - done));
-    copyIn(done, pending, take);
-    int filled = pending + take;
-    bool full = filled == block || filled % unit == 0;
-    if (Result ran = run(filled, full); !ran.ok())
+    int64_t at = length(), left = rows - done;
+    bool stepping = step > 0 && (at % unit != 0 || left < unit);
+    int64_t take = stepping ? std::min<int64_t>(left, step - at % step)
+                            : std::min<int64_t>(block - block % unit,
+                                                left - left % unit);
+    if (take < 1) // a unit of several rows without a step kernel
+      return Result::error(ATTN_ERROR_ARGUMENT,
+                           "a decoder of chunks of " + std::to_string(unit) +
+                               " rows needs a step kernel for the rows "
+                               "between whole chunks");
+    copyIn(done, int(take));
+    if (Result ran = run(int(take), stepping); !ran.ok())
       return ran;
-    copyOut(pending, done, take);
+    copyOut(done, int(take));
     done += take;
-    if (full) {
-      committed += filled;
-      pending = 0;
-    } else {
-      pending = filled;
-    }
+    appended += take;
   }
   return Result::success();
 }

@@ -3,11 +3,12 @@
 // This file declares BlockSequence, the block logic of incremental decoding
 // shared by the JIT's decoder (codegen/Decode.h) and the libraries' one
 // (attn_decoder, Decoder.cpp): a sequence that grows by appends runs in
-// blocks of a fixed number of rows; the block not yet full is run again
-// with each append, with the rows appended to it so far, and its carries
-// advance (and its rows are dropped) when it fills, or as soon as its rows
-// are a multiple of the commit unit (a model's chunk: carries of partial
-// chunks do not exist; with a unit of 1, every run commits).
+// pieces, each through one of a model's two kernels, each committed
+// (its carries advance) once it ran. The block kernel runs blocks of whole
+// chunks (their rows a multiple of the unit, the model's chunk, starting at
+// a multiple of it); the step kernel runs the rows between, in pieces that
+// stay within a chunk: a step's one row, or a prompt's rows past its last
+// whole chunk. A model without chunks has a unit of 1 and no step kernel.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_RUNTIME_BLOCKSEQUENCE_H
@@ -15,6 +16,7 @@
 
 #include "runtime/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -31,51 +33,58 @@ constexpr int64_t kMaxDecodedRows = int64_t(1) << 24;
 Result checkCacheCapacity(const std::string &model, int64_t capacity,
                           int64_t rowElements);
 
-/// A decoded sequence's position: the rows of completed blocks and the
-/// rows pending in the current one.
+/// The rows [first, first + count) that a block of `rows` rows at row
+/// `offset` writes in place into a cache of `cacheRows` rows: of a
+/// key/value cache (the capacity, at least offset + rows) the block's
+/// rows; of a chunk cache (C rows) rows from offset % C to the chunk's end
+/// at most (the step kernel's rows, or the block kernel's last chunk).
+struct CacheRows {
+  int64_t first, count;
+};
+inline CacheRows cacheRows(int64_t cacheRows, int64_t offset, int64_t rows) {
+  int64_t first = offset % cacheRows;
+  return {first, rows < cacheRows - first ? rows : cacheRows - first};
+}
+
+/// A decoded sequence's position, and how an append is cut into pieces.
 class BlockSequence {
 public:
-  /// Rows [from, from + count) of the appended rows into rows [at, at +
-  /// count) of the current block's inputs.
-  using CopyIn = std::function<void(int64_t from, int at, int count)>;
-  /// Runs the current block's rows [0, filled); with `full` (a multiple of
-  /// the commit unit) its carries are to advance after the run.
-  using Run = std::function<Result(int filled, bool full)>;
-  /// Rows [at, at + count) of the block's outputs into rows [to, to +
-  /// count) of the caller's.
-  using CopyOut = std::function<void(int at, int64_t to, int count)>;
+  /// Rows [from, from + count) of the appended rows into the piece's
+  /// input buffers.
+  using CopyIn = std::function<void(int64_t from, int count)>;
+  /// Runs the piece of `rows` rows at row length() of the sequence through
+  /// the step kernel (`step`) or the block kernel, its carries advanced
+  /// when it succeeds.
+  using Run = std::function<Result(int rows, bool step)>;
+  /// The piece's outputs into rows [to, to + count) of the caller's.
+  using CopyOut = std::function<void(int64_t to, int count)>;
 
-  /// Blocks of at most `blockRows` rows, committed when their rows are a
-  /// multiple of `commitRows` (0, or one that does not divide blockRows:
-  /// blockRows), in a sequence of at most `maxRows` rows (a key/value
+  /// Pieces of at most `blockRows` rows; the block kernel's a multiple of
+  /// `unitRows` (0 or 1: any) at a multiple of it; with `stepRows` > 0
+  /// (dividing unitRows), the step kernel's within a multiple of
+  /// stepRows. A sequence holds at most `maxRows` rows (a key/value
   /// cache's capacity, or kMaxDecodedRows).
-  BlockSequence(int blockRows, int commitRows = 0,
+  BlockSequence(int blockRows, int unitRows = 1, int stepRows = 0,
                 int64_t maxRows = kMaxDecodedRows)
-      : block(blockRows),
-        unit(commitRows > 0 && blockRows % commitRows == 0 ? commitRows
-                                                           : blockRows),
+      : block(blockRows), unit(std::max(unitRows, 1)), step(stepRows),
         maxRows(maxRows) {}
 
-  /// Appends `rows` rows: each piece that fits the current block is copied
-  /// in, the block run and the piece's outputs copied out. The rows of a
-  /// block count as appended only once its run succeeded: on an error the
-  /// sequence is as before the piece that failed (an append of several
-  /// blocks keeps those before it). An append past maxRows is refused
-  /// before anything runs (ATTN_ERROR_ARGUMENT).
+  /// Appends `rows` rows: each piece is copied in, run and its outputs
+  /// copied out. On an error the sequence is as before the piece that
+  /// failed (an append of several pieces keeps those before it). An
+  /// append past maxRows is refused before anything runs
+  /// (ATTN_ERROR_ARGUMENT).
   Result append(int64_t rows, const CopyIn &copyIn, const Run &run,
                 const CopyOut &copyOut);
-  void reset() { committed = pending = 0; }
+  void reset() { appended = 0; }
   /// Rows appended since the start.
-  int64_t length() const { return committed + pending; }
+  int64_t length() const { return appended; }
   int blockRows() const { return block; }
-  /// The current block's first row: the rows of the completed blocks.
-  int64_t blockStart() const { return committed; }
 
 private:
-  int block, unit;
+  int block, unit, step;
   int64_t maxRows;
-  int pending = 0;
-  int64_t committed = 0;
+  int64_t appended = 0;
 };
 
 } // namespace attnc::runtime

@@ -1,10 +1,10 @@
 //===- Decoder.cpp - attn_decoder, incremental decoding in libraries ------===//
 //
 // This file implements attn_decoder (attn_runtime.h): one sequence of a
-// generated causal model decoded incrementally. It owns the current block's
-// inputs and outputs and, per carry, its value and its next value, and runs
-// the generated block function through BlockSequence (the block logic the
-// JIT's decoder shares).
+// generated causal model decoded incrementally. It owns a block's inputs
+// and outputs and, per carry, its value and its next value, and runs the
+// generated block and step functions through BlockSequence (the block
+// logic the JIT's decoder shares).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/BlockSequence.h"
@@ -20,17 +20,17 @@ using namespace attnc::runtime;
 
 struct attn_decoder {
   std::string model;
-  attn_decode_block_fn runBlock = nullptr;
+  attn_decode_block_fn runBlock = nullptr, runStep = nullptr;
   const void *weights = nullptr;
   std::vector<int64_t> inElements, outElements;
-  std::vector<bool> caches; ///< Per carry: a key/value cache.
+  std::vector<bool> caches; ///< Per carry: a cache, written in place.
   /// The block's inputs (4-byte elements) and outputs, block_rows each.
   std::vector<std::vector<float>> inputs, outputs;
   std::vector<std::vector<float>> carries, nexts;
   BlockSequence sequence;
 
-  attn_decoder(int blockRows, int commitRows, int64_t maxRows)
-      : sequence(blockRows, commitRows, maxRows) {}
+  attn_decoder(int blockRows, int unitRows, int stepRows, int64_t maxRows)
+      : sequence(blockRows, unitRows, stepRows, maxRows) {}
   void reset() {
     sequence.reset();
     for (std::vector<float> &carry : carries)
@@ -56,22 +56,30 @@ attn_status attn_decoder_new(const attn_decoder_layout *layout,
     if (!out)
       return setError(ATTN_ERROR_ARGUMENT, "attn_decoder_new: out is NULL");
     *out = nullptr;
+    bool stepped = layout && layout->unit_rows > 1;
     if (!layout || !layout->run_block || layout->block_rows < 1 ||
         layout->inputs < 1 || layout->outputs < 0 || layout->carries < 0 ||
         !positive(layout->input_row_elements, layout->inputs) ||
         !positive(layout->output_row_elements, layout->outputs) ||
         !positive(layout->carry_elements, layout->carries) ||
-        layout->commit_rows < 0 ||
-        (layout->commit_rows > 0 &&
-         layout->block_rows % layout->commit_rows != 0))
+        layout->unit_rows < 0 || layout->block_rows < layout->unit_rows ||
+        (stepped && (!layout->run_step || layout->step_rows < 1 ||
+                     layout->unit_rows % layout->step_rows != 0)))
       return setError(ATTN_ERROR_ARGUMENT,
                       "attn_decoder_new: the layout is not one of a model "
-                      "(block rows, inputs, row and carry sizes >= 1, a "
-                      "commit unit dividing the block, a block function)");
+                      "(block rows at least the unit, inputs, row and carry "
+                      "sizes >= 1, a block function, and for a unit above 1 "
+                      "a step function whose rows divide it)");
     std::string name = layout->model ? layout->model : "model";
     bool cached = false;
     for (int32_t i = 0; layout->carry_caches && i < layout->carries; ++i)
-      if (layout->carry_caches[i]) {
+      if (layout->carry_caches[i] < 0 || layout->carry_caches[i] > 2)
+        return setError(ATTN_ERROR_ARGUMENT,
+                        "attn_decoder_new: carry_caches[" +
+                            std::to_string(i) + "] is " +
+                            std::to_string(layout->carry_caches[i]) +
+                            "; 0, 1 (a key/value cache) or 2 (a chunk's)");
+      else if (layout->carry_caches[i] == 1) {
         cached = true;
         if (Result fits = checkCacheCapacity(name, layout->capacity,
                                              layout->carry_elements[i]);
@@ -79,10 +87,12 @@ attn_status attn_decoder_new(const attn_decoder_layout *layout,
           return report(fits);
       }
     auto decoder = std::make_unique<attn_decoder>(
-        layout->block_rows, layout->commit_rows,
+        layout->block_rows, stepped ? layout->unit_rows : 1,
+        stepped ? layout->step_rows : 0,
         cached ? layout->capacity : kMaxDecodedRows);
     decoder->model = name;
     decoder->runBlock = layout->run_block;
+    decoder->runStep = stepped ? layout->run_step : nullptr;
     decoder->weights = model;
     int64_t rows = layout->block_rows;
     for (int32_t i = 0; i < layout->inputs; ++i) {
@@ -95,12 +105,13 @@ attn_status attn_decoder_new(const attn_decoder_layout *layout,
           size_t(rows * decoder->outElements.back()));
     }
     for (int32_t i = 0; i < layout->carries; ++i) {
-      bool cache = layout->carry_caches && layout->carry_caches[i];
+      int32_t cache = layout->carry_caches ? layout->carry_caches[i] : 0;
       size_t elements = size_t(layout->carry_elements[i]);
-      decoder->caches.push_back(cache);
-      // A cache: one array of `capacity` rows, written in place.
-      decoder->carries.emplace_back(cache ? elements * size_t(layout->capacity)
-                                          : elements);
+      decoder->caches.push_back(cache != 0);
+      // A key/value cache: one array of `capacity` rows; caches are
+      // written in place.
+      decoder->carries.emplace_back(
+          cache == 1 ? elements * size_t(layout->capacity) : elements);
       decoder->nexts.emplace_back(cache ? 0 : elements);
     }
     *out = decoder.release();
@@ -123,8 +134,7 @@ int64_t attn_decoder_state_bytes(const attn_decoder *decoder) {
   if (!decoder)
     return 0;
   int64_t floats = 0;
-  for (const auto *list : {&decoder->inputs, &decoder->carries,
-                           &decoder->nexts})
+  for (const auto *list : {&decoder->carries, &decoder->nexts})
     for (const std::vector<float> &buffer : *list)
       floats += int64_t(buffer.size());
   return floats * int64_t(sizeof(float));
@@ -148,15 +158,15 @@ attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
                       "attn_decoder_append: rows is " + std::to_string(rows) +
                           "; an append takes at least one row");
     BlockSequence &sequence = decoder->sequence;
-    auto copyIn = [&](int64_t from, int at, int count) {
+    auto copyIn = [&](int64_t from, int count) {
       for (size_t i = 0; i < decoder->inputs.size(); ++i) {
         size_t row = size_t(decoder->inElements[i]) * 4;
-        std::memcpy(decoder->inputs[i].data() + at * decoder->inElements[i],
+        std::memcpy(decoder->inputs[i].data(),
                     static_cast<const char *>(inputs[i]) + from * row,
                     size_t(count) * row);
       }
     };
-    auto run = [&](int filled, bool full) {
+    auto run = [&](int count, bool step) {
       std::vector<const void *> in;
       std::vector<float *> out, next;
       std::vector<const float *> carry;
@@ -169,25 +179,23 @@ attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
         next.push_back(decoder->caches[c] ? decoder->carries[c].data()
                                           : decoder->nexts[c].data());
       }
-      attn_status status = decoder->runBlock(
-          decoder->weights, filled, sequence.blockStart(), in.data(), out.data(),
+      attn_status status = (step ? decoder->runStep : decoder->runBlock)(
+          decoder->weights, count, sequence.length(), in.data(), out.data(),
           carry.data(), next.data());
       if (status != ATTN_OK)
         return Result::error(status, attn_error_message());
-      if (full)
-        for (size_t c = 0; c < decoder->carries.size(); ++c)
-          if (!decoder->caches[c])
-            std::swap(decoder->carries[c], decoder->nexts[c]);
+      for (size_t c = 0; c < decoder->carries.size(); ++c)
+        if (!decoder->caches[c])
+          std::swap(decoder->carries[c], decoder->nexts[c]);
       return Result::success();
     };
-    auto copyOut = [&](int at, int64_t to, int count) {
+    auto copyOut = [&](int64_t to, int count) {
       if (!outputs)
         return;
       for (size_t i = 0; i < decoder->outputs.size(); ++i)
         if (outputs[i])
           std::memcpy(outputs[i] + to * decoder->outElements[i],
-                      decoder->outputs[i].data() +
-                          at * decoder->outElements[i],
+                      decoder->outputs[i].data(),
                       size_t(count * decoder->outElements[i]) * 4);
     };
     return report(sequence.append(rows, copyIn, run, copyOut));

@@ -153,16 +153,20 @@ attn_status attn_weights_save(const char *path, size_t count,
 /*===-- Incremental decoding ----------------------------------------------===*/
 
 /// Runs one block of a decoded sequence: what `attnc compile --decode`
-/// generates as <model>_decode_block for a causal model. The block holds
-/// `rows` rows (1..block_rows) and starts at row `offset` of the sequence.
-/// inputs[i] holds its rows of input i (input_row_elements[i] 4-byte
-/// elements each, f32 or int32 ids, in C order), outputs[i] receives its
-/// rows of output i; carries[i] holds what the earlier blocks carry into it
-/// (a chunk prefix, a shifted row) and nexts[i] receives what the next
-/// block would carry (carry_elements[i] floats each). A key/value cache
-/// (carry_caches[i]) is one array of rows of carry_elements[i] floats:
-/// carries[i] and nexts[i] are both its first row; the block reads the rows
-/// before `offset` and writes its own rows [offset, offset + rows).
+/// generates as <model>_decode_block (the block kernel: whole chunks) and,
+/// for a model with chunks, <model>_decode_step (the step kernel: rows
+/// within one chunk) for a causal model. The block holds `rows` rows
+/// (1..block_rows) and starts at row `offset` of the sequence. inputs[i]
+/// holds its rows of input i (input_row_elements[i] 4-byte elements each,
+/// f32 or int32 ids, in C order), outputs[i] receives its rows of output i;
+/// carries[i] holds what the earlier blocks carry into it (a chunk prefix,
+/// a shifted row) and nexts[i] receives what the next block would carry
+/// (carry_elements[i] floats each). A cache (carry_caches[i] nonzero) is
+/// written in place: carries[i] and nexts[i] are both its first row. A
+/// key/value cache (1) is an array of `capacity` rows of carry_elements[i]
+/// floats: the block reads the rows before `offset` and writes its own
+/// rows [offset, offset + rows). A chunk cache (2), carry_elements[i]
+/// floats, holds the current chunk's rows, which the function knows.
 typedef attn_status (*attn_decode_block_fn)(const void *model, int32_t rows,
                                             int64_t offset,
                                             const void *const *inputs,
@@ -174,24 +178,29 @@ typedef attn_status (*attn_decode_block_fn)(const void *model, int32_t rows,
 /// copied.
 typedef struct attn_decoder_layout {
   const char *model;         ///< the model's name, for messages
-  int32_t block_rows;        ///< rows of one block: the model's chunk
+  int32_t block_rows;        ///< most rows of one block
   int32_t inputs, outputs, carries;
   const int64_t *input_row_elements;
   const int64_t *output_row_elements;
-  const int64_t *carry_elements; ///< a cache's: per row
+  const int64_t *carry_elements; ///< a key/value cache's: per row
   attn_decode_block_fn run_block;
-  /// A block's carries advance once its rows are a multiple of this (the
-  /// model's chunk; 0: block_rows); with 1 every append runs its own rows.
-  int32_t commit_rows;
-  /// Per carry, 1 for a key/value cache of `capacity` rows (NULL: none).
+  /// run_block runs blocks whose rows are a multiple of this, starting at
+  /// one (the model's chunk; 0 or 1: any). Above 1, run_step runs the
+  /// rows between, in blocks within a multiple of step_rows (dividing it).
+  int32_t unit_rows;
+  attn_decode_block_fn run_step;
+  int32_t step_rows;
+  /// Per carry, 1 for a key/value cache of `capacity` rows, 2 for a chunk
+  /// cache, 0 otherwise (NULL: none).
   const int32_t *carry_caches;
-  int64_t capacity; ///< rows of each cache: the most a sequence holds
+  int64_t capacity; ///< rows of each key/value cache: the most a sequence
+                    ///< holds
 } attn_decoder_layout;
 
 /// One sequence of a causal model decoded incrementally (prefill, then a
-/// step per token): the carries of the completed blocks and the inputs of
-/// the current one, constant in the sequence's length. Each append runs the
-/// current block again with its new rows; a full block's carries advance.
+/// step per token): the carries, constant in the sequence's length but for
+/// key/value caches. An append runs whole chunks through the block
+/// function and the rows between through the step function.
 /// Not thread-safe; decoders of one model may run on different threads.
 typedef struct attn_decoder attn_decoder;
 
@@ -210,8 +219,8 @@ void attn_decoder_reset(attn_decoder *decoder);
 /// Rows appended since the start (0 for NULL).
 int64_t attn_decoder_length(const attn_decoder *decoder);
 
-/// The state's bytes: the carries (with their next values) and the current
-/// block's inputs (0 for NULL). The same at every length.
+/// The state's bytes: the carries with their next values (0 for NULL). The
+/// same at every length.
 int64_t attn_decoder_state_bytes(const attn_decoder *decoder);
 
 /// Appends \p rows rows to the sequence: inputs[i] holds their rows of

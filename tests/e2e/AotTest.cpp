@@ -372,9 +372,10 @@ TEST(AotDecodeTest, PrefillThenStepsEqualTheWholeRunOfAProgram) {
       EXPECT_NEAR(first.data[c], whole.data[c], 1e-5);
     repeated_state_free(state);
   }
-  // The carries (3 layers' chunk prefixes [32, 64] and their next values)
-  // and one block's inputs (8 rows of 32).
-  EXPECT_EQ(bytes, (3 * 2 * 16 * 64 + 8 * 32) * 4);
+  // Per layer: the completed chunks' prefix and the current chunk's
+  // partial state [16, 64], each with its next value, and the chunk caches
+  // of the current chunk's 8 keys (16 wide) and values (64 wide).
+  EXPECT_EQ(bytes, 3 * (2 * 2 * 16 * 64 + 8 * (16 + 64)) * 4);
 }
 
 // Token ids in a library: <m>_run takes attn_ids and computes what the JIT
@@ -485,8 +486,8 @@ TEST(AotDecodeTest, KeyValueCacheDecodesAttentionOverTheWholeSequence) {
                 ATTN_OK)
           << attn_error_message();
     EXPECT_LE(maxRelativeDifference(got, whole), 1e-5) << "prefill " << n;
-    // Two caches of 75 rows of 64 and one block's 64 ids.
-    EXPECT_EQ(decode_mhsa_state_bytes(state), (2 * 75 * 64 + 64) * 4);
+    // Two caches of 75 rows of 64.
+    EXPECT_EQ(decode_mhsa_state_bytes(state), 2 * 75 * 64 * 4);
     EXPECT_EQ(decode_mhsa_step(state, 1, nullptr), ATTN_ERROR_ARGUMENT);
     EXPECT_THAT(attn_error_message(),
                 HasSubstr("the key/value cache holds 75 rows (the decoder's "

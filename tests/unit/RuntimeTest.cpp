@@ -668,48 +668,77 @@ TEST(IdsCheck, NamesTheFirstIdOutsideTheTableAndItsPosition) {
             ATTN_ERROR_ARGUMENT);
 }
 
-/// A causal "model" for attn_decoder: each output row is the running sum
-/// of the input rows so far (2 floats a row, the second twice the first);
-/// its carry, the sum of the earlier blocks' rows. Records each call's
-/// offset.
-int blockCalls = 0;
-std::vector<int64_t> blockOffsets;
-attn_status prefixSumBlock(const void *model, int32_t rows, int64_t offset,
-                           const void *const *inputs, float *const *outputs,
-                           const float *const *carries, float *const *nexts) {
-  ++blockCalls;
-  blockOffsets.push_back(offset);
-  if (model != &blockCalls)
-    return attn_set_error(ATTN_ERROR_RUNTIME, "wrong model or offset");
+/// A causal "model" with chunks of 4 rows for attn_decoder: output row r
+/// is the running sum of the input rows so far and the sum of its chunk's
+/// rows up to r. Its carries: the sum of the earlier rows, and a chunk
+/// cache (the current chunk's rows, in place). The block function runs
+/// whole chunks and writes its last chunk's rows into the cache; the step
+/// function runs rows within a chunk, reads its earlier rows from the
+/// cache and writes its own. Each records its calls' offsets.
+std::vector<int64_t> blockOffsets, stepOffsets;
+attn_status chunkSums(bool step, const void *model, int32_t rows,
+                      int64_t offset, const void *const *inputs,
+                      float *const *outputs, const float *const *carries,
+                      float *const *nexts) {
+  (step ? stepOffsets : blockOffsets).push_back(offset);
+  if (model != &blockOffsets)
+    return attn_set_error(ATTN_ERROR_RUNTIME, "wrong model");
+  if (carries[1] != nexts[1])
+    return attn_set_error(ATTN_ERROR_RUNTIME, "a cache is not in place");
+  int64_t first = offset % 4;
+  if (step ? first + rows > 4 : first != 0 || rows % 4 != 0)
+    return attn_set_error(ATTN_ERROR_RUNTIME, "a block across chunks");
   const float *in = static_cast<const float *>(inputs[0]);
-  float sum = carries[0][0];
+  float sum = carries[0][0], chunk = 0;
+  for (int64_t j = 0; step && j < first; ++j)
+    chunk += carries[1][j];
   for (int32_t r = 0; r < rows; ++r) {
+    if (!step && r % 4 == 0)
+      chunk = 0;
     sum += in[r];
+    chunk += in[r];
     outputs[0][2 * r] = sum;
-    outputs[0][2 * r + 1] = 2 * sum;
+    outputs[0][2 * r + 1] = chunk;
+    if (step || r >= rows - 4)
+      nexts[1][(first + r) % 4] = in[r];
   }
   nexts[0][0] = sum;
   return ATTN_OK;
 }
+attn_status chunkSumsBlock(const void *model, int32_t rows, int64_t offset,
+                           const void *const *inputs, float *const *outputs,
+                           const float *const *carries, float *const *nexts) {
+  return chunkSums(false, model, rows, offset, inputs, outputs, carries,
+                   nexts);
+}
+attn_status chunkSumsStep(const void *model, int32_t rows, int64_t offset,
+                          const void *const *inputs, float *const *outputs,
+                          const float *const *carries, float *const *nexts) {
+  return chunkSums(true, model, rows, offset, inputs, outputs, carries,
+                   nexts);
+}
 
-const int64_t kOneElement[] = {1}, kTwoElements[] = {2};
-const attn_decoder_layout kPrefixSum = {
-    "prefix_sum", 4, 1, 1, 1, kOneElement, kTwoElements, kOneElement,
-    prefixSumBlock};
+const int64_t kOneElement[] = {1}, kTwoElements[] = {2},
+              kSumAndChunk[] = {1, 4};
+const int32_t kChunkCache[] = {0, 2};
+const attn_decoder_layout kChunkSums = {
+    "chunk_sums", 8, 1, 1, 2, kOneElement, kTwoElements, kSumAndChunk,
+    chunkSumsBlock, 4, chunkSumsStep, 2, kChunkCache, 0};
 
-// Appends of any sizes (a prefill across blocks, steps, a prefill after
-// steps) give the whole sequence's outputs; a block is run again with each
-// append until it fills; the state's size does not grow.
+// Appends of any sizes (a prefill across chunks, steps, a prefill after
+// steps) give the whole sequence's outputs: whole chunks run through the
+// block function, the rows between through the step function within
+// pieces of 2 rows; the state's size does not grow.
 TEST(Decoder, AppendsOfAnySizeGiveTheWholeSequencesOutputs) {
   attn_decoder *decoder = nullptr;
-  ASSERT_EQ(attn_decoder_new(&kPrefixSum, &blockCalls, &decoder), ATTN_OK)
+  ASSERT_EQ(attn_decoder_new(&kChunkSums, &blockOffsets, &decoder), ATTN_OK)
       << attn_error_message();
   std::vector<float> input(23), output(46, -1.0f);
   for (size_t i = 0; i < input.size(); ++i)
     input[i] = float(i + 1);
   int64_t at = 0;
-  blockCalls = 0;
   blockOffsets.clear();
+  stepOffsets.clear();
   for (int64_t rows : {6, 1, 1, 1, 9, 1, 4}) {
     const void *in[] = {input.data() + at};
     float *out[] = {output.data() + 2 * at};
@@ -717,18 +746,19 @@ TEST(Decoder, AppendsOfAnySizeGiveTheWholeSequencesOutputs) {
         << attn_error_message();
     at += rows;
     EXPECT_EQ(attn_decoder_length(decoder), at);
-    EXPECT_EQ(attn_decoder_state_bytes(decoder), (4 + 1 + 1) * 4);
+    // The sum and its next value, and the chunk cache.
+    EXPECT_EQ(attn_decoder_state_bytes(decoder), (1 + 1 + 4) * 4);
   }
-  // 6 = [4] + [2]; 3 steps, the last fills a block; 9 = [4] + [4] + [1];
-  // 1; 4 = [2] + [2].
-  EXPECT_EQ(blockCalls, 2 + 3 + 3 + 1 + 2);
-  // Each block starts at the rows committed before it.
-  EXPECT_THAT(blockOffsets,
-              ElementsAre(0, 4, 4, 4, 8, 8, 12, 16, 16, 16, 20));
+  // 6 = [4] + [2]; 1; 1; 1; 9 = [1] + [2] + [4] + [2]; 1; 4 = [1] + [2]
+  // + [1].
+  EXPECT_THAT(blockOffsets, ElementsAre(0, 12));
+  EXPECT_THAT(stepOffsets,
+              ElementsAre(4, 6, 7, 8, 9, 10, 16, 18, 19, 20, 22));
   for (size_t r = 0; r < input.size(); ++r) {
     float want = float((r + 1) * (r + 2) / 2);
+    size_t chunk = r - r % 4; // the chunk's first row
     EXPECT_EQ(output[2 * r], want) << r;
-    EXPECT_EQ(output[2 * r + 1], 2 * want) << r;
+    EXPECT_EQ(output[2 * r + 1], want - float(chunk * (chunk + 1) / 2)) << r;
   }
   // Outputs not wanted; a reset starts a new sequence.
   const void *in[] = {input.data()};
@@ -741,6 +771,7 @@ TEST(Decoder, AppendsOfAnySizeGiveTheWholeSequencesOutputs) {
   float *out[] = {first};
   ASSERT_EQ(attn_decoder_append(decoder, 1, in, out), ATTN_OK);
   EXPECT_EQ(first[0], 1.0f);
+  EXPECT_EQ(first[1], 1.0f);
   attn_decoder_free(decoder);
 }
 
@@ -766,13 +797,13 @@ attn_status cachedSumBlock(const void *, int32_t rows, int64_t offset,
 }
 
 // A key/value cache: its capacity is needed and kept to exactly (the
-// append past it refused before anything runs); with a commit unit of 1
-// every append runs its own rows over the cache.
+// append past it refused before anything runs); without chunks (a unit
+// of 1) every append runs its own rows over the cache.
 TEST(Decoder, KeyValueCacheHoldsItsCapacity) {
   const int32_t cache[] = {1};
   attn_decoder_layout layout = {"cached_sum", 4, 1, 1, 1, kOneElement,
                                 kTwoElements, kOneElement, cachedSumBlock,
-                                1, cache, 0};
+                                1, nullptr, 0, cache, 0};
   attn_decoder *decoder = nullptr;
   EXPECT_EQ(attn_decoder_new(&layout, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
   EXPECT_THAT(attn_error_message(), HasSubstr("whose capacity"));
@@ -781,7 +812,7 @@ TEST(Decoder, KeyValueCacheHoldsItsCapacity) {
   layout.capacity = 10;
   ASSERT_EQ(attn_decoder_new(&layout, nullptr, &decoder), ATTN_OK)
       << attn_error_message();
-  EXPECT_EQ(attn_decoder_state_bytes(decoder), (10 + 4) * 4);
+  EXPECT_EQ(attn_decoder_state_bytes(decoder), 10 * 4);
   std::vector<float> input(11), output(22);
   for (size_t i = 0; i < input.size(); ++i)
     input[i] = float(i + 1);
@@ -809,29 +840,41 @@ TEST(Decoder, KeyValueCacheHoldsItsCapacity) {
 // are refused with a message, never a crash.
 TEST(Decoder, RefusesBadArgumentsAndKeepsTheSequenceOnAFailure) {
   attn_decoder *decoder = nullptr;
-  attn_decoder_layout bad = kPrefixSum;
+  attn_decoder_layout bad = kChunkSums;
   bad.block_rows = 0;
   EXPECT_EQ(attn_decoder_new(&bad, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
   EXPECT_THAT(attn_error_message(), HasSubstr("the layout is not one of"));
   EXPECT_EQ(decoder, nullptr);
+  // Chunks of 4 rows need a step function, whose pieces divide them.
+  bad = kChunkSums;
+  bad.run_step = nullptr;
+  EXPECT_EQ(attn_decoder_new(&bad, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
+  bad = kChunkSums;
+  bad.step_rows = 3;
+  EXPECT_EQ(attn_decoder_new(&bad, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
+  const int32_t unknown[] = {0, 3};
+  bad = kChunkSums;
+  bad.carry_caches = unknown;
+  EXPECT_EQ(attn_decoder_new(&bad, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("carry_caches[1] is 3"));
   EXPECT_EQ(attn_decoder_new(nullptr, nullptr, &decoder), ATTN_ERROR_ARGUMENT);
-  EXPECT_EQ(attn_decoder_new(&kPrefixSum, nullptr, nullptr),
+  EXPECT_EQ(attn_decoder_new(&kChunkSums, nullptr, nullptr),
             ATTN_ERROR_ARGUMENT);
   // The wrong model: its block function fails.
   int other = 0;
-  ASSERT_EQ(attn_decoder_new(&kPrefixSum, &other, &decoder), ATTN_OK);
+  ASSERT_EQ(attn_decoder_new(&kChunkSums, &other, &decoder), ATTN_OK);
   float row = 1, out[2];
   const void *in[] = {&row};
   float *outs[] = {out};
   EXPECT_EQ(attn_decoder_append(decoder, 1, in, outs), ATTN_ERROR_RUNTIME);
-  EXPECT_STREQ(attn_error_message(), "wrong model or offset");
+  EXPECT_STREQ(attn_error_message(), "wrong model");
   EXPECT_EQ(attn_decoder_length(decoder), 0);
   EXPECT_EQ(attn_decoder_append(decoder, 0, in, outs), ATTN_ERROR_ARGUMENT);
   EXPECT_THAT(attn_error_message(), HasSubstr("at least one row"));
   const void *null[] = {nullptr};
   EXPECT_EQ(attn_decoder_append(decoder, 1, null, outs), ATTN_ERROR_ARGUMENT);
   EXPECT_THAT(attn_error_message(), HasSubstr("input 0 of model "
-                                              "'prefix_sum' is NULL"));
+                                              "'chunk_sums' is NULL"));
   EXPECT_EQ(attn_decoder_append(decoder, (int64_t(1) << 24) + 1, in, outs),
             ATTN_ERROR_ARGUMENT);
   EXPECT_THAT(attn_error_message(), HasSubstr("at most 2^24 rows"));

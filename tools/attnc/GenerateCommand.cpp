@@ -252,9 +252,8 @@ int generateCommand(const GenerateOptions &options) {
     std::sort(sorted.begin(), sorted.end());
     double median = sorted[sorted.size() / 2];
     double total = std::accumulate(sorted.begin(), sorted.end(), 0.0);
-    // A step runs the current block's rows again: its time grows from the
-    // block's first row to its last, and the mean over whole blocks is the
-    // rate a long generation sees.
+    // A step computes its one row (the step kernel, or a model without
+    // chunks over its cache); the mean is the rate a long generation sees.
     llvm::outs() << "steps " << stepMs.size() << " at context "
                  << prompt.size() << ".." << decoder->length() << ": "
                  << tokensPerSecond(int64_t(stepMs.size()), total)
@@ -268,10 +267,10 @@ int generateCommand(const GenerateOptions &options) {
   llvm::outs() << "state " << decoder->stateBytes() << " bytes ("
                << (model.decodesWithCache()
                        ? "key/value caches of " + std::to_string(capacity) +
-                             " tokens, the prompt and the steps, and the "
-                             "current block's ids"
-                       : std::string("carries and the current block's ids; "
-                                     "constant in the context"))
+                             " tokens, the prompt and the steps"
+                       : std::string("the carries, with the current "
+                                     "chunk's keys and values; constant in "
+                                     "the context"))
                << ")\n";
   llvm::outs() << "time: compile " << llvm::format("%.1f", compileMs)
                << " ms\n";
