@@ -423,8 +423,8 @@ static mlir::LogicalResult lowerChunkCachedAttention(
     Lowering &lowering, attn::AttentionOp attention, bool &stepped) {
   const HTensor &k = lowering.get(attention.getK());
   const HTensor &v = lowering.get(attention.getV());
-  size_t rank = k.rank(); // batch..., chunks, C, width
-  Expr size = k.extents[rank - 2];
+  size_t rank = k.rank(); // batch..., chunks, C (or the step's rows), width
+  Expr size = int(attention.getK().getDefiningOp<attn::ChunkOp>().getChunk());
   bool step = lowering.options.chunkStep;
   Expr j0 = lowering.rowOffset() % size;
   Expr rows = lowering.get(
@@ -439,6 +439,7 @@ static mlir::LogicalResult lowerChunkCachedAttention(
   auto cacheOf = [&](const HTensor &t) {
     std::vector<Expr> extents = t.extents;
     extents.erase(extents.begin() + (rank - 3));
+    extents[rank - 3] = size; // the chunk's rows
     Lowering::StreamCarry carry =
         lowering.addStreamCarry(extents, /*cache=*/true);
     std::vector<Var> vars = makeVars(rank - 1, "kc");

@@ -24,11 +24,20 @@ static mlir::LogicalResult lowerChunk(Lowering &lowering, attn::ChunkOp op) {
   HTensor t;
   t.func = Func("chunk");
   t.extents.assign(x.extents.begin(), x.extents.end() - 2);
+  std::vector<Var> vars = makeVars(t.rank() + 3, "c");
+  Index batch(vars.begin(), vars.end() - 3);
+  if (lowering.options.chunkStep) {
+    // Decoding's step kernel: the block's rows, within one chunk, are the
+    // chunk (their consumers see n rows, not C: a step computes its own).
+    t.extents.insert(t.extents.end(), {Expr(1), n, x.extents.back()});
+    define(t.func, vars,
+           x.at(withTail(batch, {vars[vars.size() - 2], vars.back()})));
+    lowering.set(op, t); // a view: inlined into its consumers
+    return mlir::success();
+  }
   t.extents.push_back((n + (size - 1)) / size);
   t.extents.push_back(size);
   t.extents.push_back(x.extents.back());
-  std::vector<Var> vars = makeVars(t.rank(), "c");
-  Index batch(vars.begin(), vars.end() - 3);
   Expr pos = vars[vars.size() - 3] * size + vars[vars.size() - 2];
   Expr value = x.at(withTail(batch, {clamp(pos, 0, n - 1), vars.back()}));
   // Rows before n are the likely case: Halide's loop partitioning gives
@@ -53,7 +62,11 @@ static mlir::LogicalResult lowerUnchunk(Lowering &lowering, attn::UnchunkOp op) 
   std::vector<Var> vars = makeVars(t.rank(), "u");
   Index batch(vars.begin(), vars.end() - 2);
   Expr pos = vars[vars.size() - 2];
-  define(t.func, vars, y.at(withTail(batch, {pos / size, pos % size, vars.back()})));
+  // The step kernel's rows are its one chunk's (lowerChunk).
+  Index at = lowering.options.chunkStep
+                 ? withTail(batch, {0, pos, vars.back()})
+                 : withTail(batch, {pos / size, pos % size, vars.back()});
+  define(t.func, vars, y.at(at));
   lowering.set(op, t); // a view: inlined into its consumers
   return mlir::success();
 }
@@ -138,6 +151,25 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     if (partial && !lowering.options.chunkStep)
       first = first + carried(*partial); // whole chunks from here on
     define(t.func, vars, first);
+    if (lowering.options.chunkStep && partial) {
+      // One chunk: its prefix is the carry, read in place (a view).
+      Lowering::StreamCarry &sum = *carry, &part = *partial;
+      std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
+      nextVars.push_back(a);
+      nextVars.push_back(e);
+      Index only = withTail(batch, {0, a, e});
+      Expr rows, size;
+      if (mlir::failed(stepChunk(lowering, op, rows, size)))
+        return mlir::failure();
+      // Complete when the block's rows end the chunk.
+      Expr complete = lowering.rowOffset() % size + rows == size;
+      Expr grown = carried(part) + states.at(only);
+      Lowering::defineCarryNext(
+          sum, nextVars, select(complete, carried(sum) + grown, carried(sum)));
+      Lowering::defineCarryNext(part, nextVars, select(complete, 0.0f, grown));
+      lowering.set(op, t);
+      return mlir::success();
+    }
     RDom g(1, max(chunks - 1, 0), "g");
     Index cur = withTail(batch, {g, a, e}), prev = withTail(batch, {g - 1, a, e});
     std::vector<Expr> curRev(cur.rbegin(), cur.rend()),
@@ -152,25 +184,10 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
       std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
       nextVars.push_back(a);
       nextVars.push_back(e);
-      Expr through = t.func(lastRev) + states.at(last);
-      if (!partial) {
-        Lowering::defineCarryNext(*carry, nextVars, through);
-      } else if (!lowering.options.chunkStep) {
-        Lowering::defineCarryNext(*carry, nextVars, through);
+      Lowering::defineCarryNext(*carry, nextVars,
+                                t.func(lastRev) + states.at(last));
+      if (partial) // whole chunks: no partial one after the block
         Lowering::defineCarryNext(*partial, nextVars, 0.0f);
-      } else {
-        // One chunk, the block's rows of it: complete when they end it.
-        Expr rows, size;
-        if (mlir::failed(stepChunk(lowering, op, rows, size)))
-          return mlir::failure();
-        Expr complete = lowering.rowOffset() % size + rows == size;
-        Expr grown = carried(*partial) + states.at(last);
-        Lowering::defineCarryNext(
-            *carry, nextVars,
-            select(complete, carried(*carry) + grown, carried(*carry)));
-        Lowering::defineCarryNext(*partial, nextVars,
-                                  select(complete, 0.0f, grown));
-      }
     }
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.

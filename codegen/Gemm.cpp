@@ -145,13 +145,30 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
 
   // The schedule's tile (on a GPU a block's: columns are not vectors).
   GemmTile tile = GemmTile::of(attr);
+  // Decoding's step kernel: a product over the block's rows (a step's one)
+  // is bound by reading the right operand (the weights). One row a tile,
+  // threads over the columns, the operand read as it is (packing would
+  // read and write it once more).
+  bool fewRows =
+      lowering.options.chunkStep && !Internal::as_const_int(gemm.rows);
+  const int64_t *staticCols = Internal::as_const_int(gemm.cols);
+  if (fewRows) {
+    tile.tileY = 1;
+    tile.unrollRows = 1;
+    // Wide tiles (up to 16 vectors, whole ones): each reduction step reads
+    // a long contiguous piece of an operand row.
+    for (int vectors : {16, 8, 4})
+      if (staticCols && *staticCols % (vectors * tile.vector) == 0) {
+        tile.unrollX = tile.unrollVectors = vectors;
+        break;
+      }
+  }
   bool parallel = attr.getParallel();
   int splitK = int(attr.getSplitK());
   // Rounded-up tiles compute a few rows/columns past the end: clamp reads.
   // Columns that fill whole tiles need no clamp (which would turn the
   // vector loads of the right operand into gathers).
   int tileX = tile.tileX();
-  const int64_t *staticCols = Internal::as_const_int(gemm.cols);
   bool wholeColumnTiles = staticCols && *staticCols % tileX == 0;
   Expr safeRow = clamp(row, 0, gemm.rows - 1);
   Expr safeCol = wholeColumnTiles ? Expr(col) : clamp(col, 0, gemm.cols - 1);
@@ -190,7 +207,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
            gemm.rhs(Index(rhsVars.begin(), rhsVars.end() - 2),
                     panelDepth(rhsVars[rank - 2]),
                     clamp(rhsVars[rank - 1], 0, gemm.cols - 1)));
-  bool packRhs = blocked && attr.getPackRhs();
+  bool packRhs = blocked && attr.getPackRhs() && !fewRows;
   // The packed right operand, packed(ci, k, co) (Halide order; pack_rhs).
   Func packed(out.func.name() + "_rhs");
   Var pci("pci"), pk("pk"), pco("pco");
@@ -235,11 +252,14 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
       .tile(col, row, colOuter, rowOuter, colInner, rowInner, tileX, tile.tileY,
             TailStrategy::RoundUp)
       .split(rowOuter, rowBlock, rowTile, tile.rowBlock,
-             TailStrategy::GuardWithIf)
-      .reorder(colInner, rowInner, rowTile, colOuter, rowBlock);
+             TailStrategy::GuardWithIf);
+  if (fewRows)
+    out.func.reorder(colInner, rowInner, rowTile, rowBlock, colOuter);
+  else
+    out.func.reorder(colInner, rowInner, rowTile, colOuter, rowBlock);
   vectorizeBy(out.func, colInner, tile.vector);
-  Var blockLoop = rowBlock;
-  if (parallel && gemm.parallelOverBatch && rank > 2) {
+  Var blockLoop = fewRows ? colOuter : rowBlock;
+  if (parallel && gemm.parallelOverBatch && rank > 2 && !fewRows) {
     // One parallel loop over the row blocks of every batch entry: for the
     // per-chunk products the chunks are the batch entries.
     std::vector<Var> outer(vars.begin(), vars.end() - 2);
@@ -258,7 +278,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
       packed.parallel(pco);
   }
   if (stageLhs) {
-    panel.compute_at(out.func, blockLoop);
+    panel.compute_at(out.func, fewRows ? rowBlock : blockLoop);
     vectorizeBy(panel, panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);
   }
   if (splitK > 0) {

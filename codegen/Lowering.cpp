@@ -704,6 +704,11 @@ void Lowering::defineCarryNext(const StreamCarry &carry,
   if (carry.cache) // the rows the block writes: the caller's view
     extents[extents.size() - 2] = Expr();
   setBounds(next.output_buffer(), extents);
+  // A chunk prefix [s, e] is written every block (every decoded step):
+  // vectorised, its rows in parallel.
+  next.vectorize(vars.back(), 16, TailStrategy::GuardWithIf);
+  if (vars.size() >= 2)
+    next.parallel(vars[vars.size() - 2]);
 }
 
 const Lowering::StreamCarry &
