@@ -364,6 +364,26 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   return mlir::success();
 }
 
+/// Key (or value) row j of a block's attention whose earlier rows are
+/// cached: row j of `cache` (of `cacheRows` rows) before `first`, else row
+/// j - first of the block's `t` (of `rows` rows). With `chunked`, `t` and
+/// the index have a chunk axis before the rows that the cache lacks.
+static std::function<Expr(const Index &)>
+cacheThenBlock(const HTensor &t, const Lowering::StreamCarry &cache,
+               Expr cacheRows, Expr first, Expr rows, bool chunked) {
+  return [&t, cache, cacheRows, first, rows, chunked](const Index &at) {
+    size_t rowAxis = at.size() - 2;
+    Expr j = at[rowAxis];
+    Index cached = at, fresh = at;
+    if (chunked)
+      cached.erase(cached.begin() + (rowAxis - 1));
+    cached[cached.size() - 2] = clamp(j, 0, cacheRows - 1);
+    fresh[rowAxis] = clamp(j - first, 0, rows - 1);
+    std::vector<Expr> reversed(cached.rbegin(), cached.rend());
+    return select(j < first, cache.in(reversed), t.at(fresh));
+  };
+}
+
 /// Streamed attention over the whole sequence (decoding a GAU or MHSA
 /// layer, CodegenOptions::decode): the keys and values of the rows before
 /// the block come from two cache carries [batch..., capacity, width], whose
@@ -396,14 +416,7 @@ static mlir::LogicalResult lowerCachedAttention(Lowering &lowering,
   Expr capacity = keyCache.in.dim(1).extent();
   // Row j of the sequence: the cache's before the block, else the block's.
   auto rowOf = [&](const HTensor &t, const Lowering::StreamCarry &cache) {
-    return [&t, cache, offset, rows, capacity, rank](const Index &at) {
-      Expr j = at[rank - 2];
-      Index cached = at, fresh = at;
-      cached[rank - 2] = clamp(j, 0, capacity - 1);
-      fresh[rank - 2] = clamp(j - offset, 0, rows - 1);
-      std::vector<Expr> reversed(cached.rbegin(), cached.rend());
-      return select(j < offset, cache.in(reversed), t.at(fresh));
-    };
+    return cacheThenBlock(t, cache, capacity, offset, rows, /*chunked=*/false);
   };
   KeySource keys{rowOf(k, keyCache), rowOf(v, valueCache), capacity,
                  offset + rows, offset};
@@ -457,15 +470,7 @@ static mlir::LogicalResult lowerChunkCachedAttention(
     return mlir::success();
   // Row j of the chunk: the cache's before j0, else the block's.
   auto rowOf = [&](const HTensor &t, const Lowering::StreamCarry &cache) {
-    return [&t, cache, j0, rows, rank](const Index &at) {
-      Expr j = at[rank - 2];
-      Index cached(at.begin(), at.end()), fresh = at;
-      cached.erase(cached.begin() + (rank - 3));
-      cached[rank - 3] = clamp(j, 0, cache.extents[rank - 3] - 1);
-      fresh[rank - 2] = clamp(j - j0, 0, rows - 1);
-      std::vector<Expr> reversed(cached.rbegin(), cached.rend());
-      return select(j < j0, cache.in(reversed), t.at(fresh));
-    };
+    return cacheThenBlock(t, cache, size, j0, rows, /*chunked=*/true);
   };
   // All C rows (an RDom's bounds cannot read the offset): the causal mask
   // keeps those up to the query's, which Halide makes the loop's bounds.

@@ -121,9 +121,10 @@ public:
   const Program *program() const;
 
   /// Streamed (CodegenOptions::streamRows; else 0 and none): the rows of
-  /// one block, the rows its carries advance at (CodegenOptions::
-  /// commitRows), and the carries of each kernel call in the order the
-  /// calls run (one call for a pipeline, one per step for a program).
+  /// one block, the unit of whole chunks decoding runs them in
+  /// (CodegenOptions::commitRows), and the carries of each kernel call in
+  /// the order the calls run (one call for a pipeline, one per step for a
+  /// program).
   int64_t streamRows() const;
   int64_t commitRows() const;
   /// Decoding a model with chunks: the step kernels (the same model

@@ -705,9 +705,13 @@ void Lowering::defineCarryNext(const StreamCarry &carry,
     extents[extents.size() - 2] = Expr();
   setBounds(next.output_buffer(), extents);
   // A chunk prefix [s, e] is written every block (every decoded step):
-  // vectorised, its rows in parallel.
+  // vectorised, its rows in parallel (not a cache's few rows, nor a
+  // shifted row: a parallel loop of one task costs a thread pool call).
   next.vectorize(vars.back(), 16, TailStrategy::GuardWithIf);
-  if (vars.size() >= 2)
+  const Expr &rowExtent = extents[extents.size() - 2];
+  const int64_t *rows =
+      rowExtent.defined() ? Internal::as_const_int(rowExtent) : nullptr;
+  if (rows && *rows > 1)
     next.parallel(vars[vars.size() - 2]);
 }
 

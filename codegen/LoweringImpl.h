@@ -114,7 +114,8 @@ public:
   /// block beyond the model's: `streamOffset`, an f32[1] holding the
   /// block's first row (RoPE's positions start there), and the carries
   /// from block to block, zero before the first: per causal chunk_scan the
-  /// sum of the earlier blocks' chunk states [batch..., s, e], per
+  /// sum of the earlier blocks' chunk states [batch..., s, e] (decoding:
+  /// and the current chunk's partial state, of the same shape), per
   /// token_shift the previous block's last row [batch..., 1, dims]; each
   /// read in `in` and written for the next block in `next`.
   ///

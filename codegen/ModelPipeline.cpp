@@ -121,27 +121,41 @@ static bool sameCarries(
   return true;
 }
 
+/// Whether two lists of tensors have the same names and shapes.
+static bool sameTensors(const std::vector<TensorInfo> &a,
+                        const std::vector<TensorInfo> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].shape != b[i].shape)
+      return false;
+  return true;
+}
+
 std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
                                                     const CodegenOptions &options) {
   std::unique_ptr<ModelPipeline> result = buildKernels(model, options);
   if (!result || !options.decode || options.chunkStep ||
       options.streamRows == 0)
     return result;
-  // Decoding a model with chunks: its step kernels too (Decode.h).
+  // Decoding a model with chunks: its step kernels too (Decode.h), which
+  // run the rows between whole chunks (none for chunks of one row).
   int64_t rows = codegen::stepRows(model);
-  if (rows == 0)
+  if (rows == 0 || smallestStreamRows(model) == 1)
     return result;
   CodegenOptions stepOptions = options;
   stepOptions.chunkStep = true;
   stepOptions.streamRows = rows;
-  stepOptions.commitRows = rows;
   std::unique_ptr<ModelPipeline> step = buildKernels(model, stepOptions);
   if (!step)
     return nullptr;
-  if (!sameCarries(result->streamCarries(), step->streamCarries())) {
+  // The decoders give both the same carries and weights, by position.
+  if (!sameCarries(result->streamCarries(), step->streamCarries()) ||
+      !sameTensors(result->weights(), step->weights())) {
     model.emitError() << "internal error: the step kernels of model '"
                       << model.getSymName()
-                      << "' carry other state than its block kernels";
+                      << "' carry other state or take other weights than "
+                         "its block kernels";
     return nullptr;
   }
   result->impl->step = std::move(step);

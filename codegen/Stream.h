@@ -41,7 +41,9 @@ bool attendsWithinChunks(mlir::attn::AttentionOp attention);
 /// shift them by one (token_shift) or mix them
 /// within chunks whose size divides the block (chunk, unchunk, attention
 /// over chunks, chunk_state, state_apply, and chunk_scan exclusive, the
-/// causal prefix). Emits an
+/// causal prefix; a decoding step kernel's blocks lie within a chunk,
+/// CodegenOptions::chunkStep), or, decoding, attention over the whole
+/// sequence under a causal mask (a key/value cache). Emits an
 /// error at the offending op (or the model) otherwise.
 mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
                                     const CodegenOptions &options);
@@ -57,8 +59,7 @@ int64_t stepRows(mlir::func::FuncOp func);
 
 /// The blocks decoding runs `func` in: smallestStreamRows, or with a
 /// key/value cache (attention over the whole sequence) the least multiple
-/// of it that is at least 64 (a prefill reads the weights once a block; a
-/// step runs its block's rows again).
+/// of it that is at least 64 (a prefill reads the weights once a block).
 int64_t decodeRows(mlir::func::FuncOp func);
 
 /// The rows a run of `func` that does not fit could stream in (8192, when
@@ -111,8 +112,8 @@ bool hasCaches(const Lowering &lowering);
 /// blocks: its carries and the rows before the next block.
 class StreamState {
 public:
-  /// Carries of the kernel `lowering` lowered, zero, at row 0; its caches
-  /// (if any) hold `capacity` rows.
+  /// Carries of the kernel `lowering` lowered, zero, at row 0; its
+  /// key/value caches (if any) hold `capacity` rows, its chunk caches C.
   explicit StreamState(const Lowering &lowering,
                        int64_t capacity = kMaxDecodedRows);
   // A copy would share the carries' memory (Buffers are handles).

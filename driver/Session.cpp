@@ -223,7 +223,7 @@ std::vector<std::map<std::string, int64_t>> Session::variantSizes() {
 }
 
 /// `options` for decoding `model`: blocks of its decodeRows (unless
-/// streamRows is set), committed at its chunks.
+/// streamRows is set) of whole chunks.
 static void decodeOptions(codegen::CodegenOptions &options,
                           mlir::func::FuncOp model) {
   options.decode = true;

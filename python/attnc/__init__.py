@@ -186,9 +186,10 @@ class Decoder:
     generate`, codegen/Decode.h): append() the prompt's rows, then a row (a
     token) at a time; each append returns the outputs of its rows, equal to
     the whole-sequence run's at those positions. The state (`state_bytes`)
-    is the carries between chunks and the current chunk's inputs, constant
-    in the context, and for attention over the whole sequence (GAU, MHSA)
-    key/value caches of the decoder's capacity."""
+    is what the layers carry from row to row (per FLASH layer the chunk
+    prefix and the current chunk's partial state, keys and values),
+    constant in the context, and for attention over the whole sequence
+    (GAU, MHSA) key/value caches of the decoder's capacity."""
 
     def __init__(self, model, capacity=None):
         self._model = model
@@ -221,8 +222,8 @@ class Decoder:
 
     @property
     def block_rows(self):
-        """The rows of a block (the model's chunk): a step runs the current
-        block's rows again."""
+        """The most rows one kernel call runs: whole chunks (a prompt's) in
+        blocks of this many rows; a step computes its one row."""
         return self._decoder.block_rows
 
 

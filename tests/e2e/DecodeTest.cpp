@@ -38,6 +38,20 @@ const char *kFlashLayer = R"(model layer {
 }
 )";
 
+/// Two FLASH layers of different chunks (4 and 6): the block kernel runs
+/// 12 rows at multiples of 12, the step kernel pieces of at most 2 rows
+/// within them, and each layer folds its partial chunk at its own
+/// chunks' ends.
+const char *kTwoChunkSizes = R"(model two_chunks {
+  dim d = 32
+  dim n : seq
+  dim b : batch
+  input x : f32[b, n, d]
+  h = flash(x, e = 64, s = 16, chunk = 4, causal = true)
+  output y = flash(h, e = 64, s = 16, chunk = 6, causal = true)
+}
+)";
+
 /// Token ids to logits through FLASH-pytorch's layer: token shift (a carry
 /// of the previous row), T5 bias, partial interleaved rotary (positions
 /// from the block's offset), clamped ScaleNorm; scaled sinusoidal
@@ -214,6 +228,13 @@ void expectDecodingMatchesWholeRun(const char *source,
 
 TEST(Decode, FlashLayerStepsEqualTheWholeRun) {
   expectDecodingMatchesWholeRun(kFlashLayer, "x", "y", /*rowAxis=*/1);
+}
+
+TEST(Decode, LayersOfTwoChunkSizesStepsEqualTheWholeRun) {
+  Decoding how;
+  how.blockRows = 12;
+  expectDecodingMatchesWholeRun(kTwoChunkSizes, "x", "y", /*rowAxis=*/1,
+                                /*program=*/false, how);
 }
 
 TEST(Decode, TokenModelWithFlashPytorchOptionsStepsEqualTheWholeRun) {

@@ -676,6 +676,7 @@ TEST(IdsCheck, NamesTheFirstIdOutsideTheTableAndItsPosition) {
 /// function runs rows within a chunk, reads its earlier rows from the
 /// cache and writes its own. Each records its calls' offsets.
 std::vector<int64_t> blockOffsets, stepOffsets;
+int64_t failAt = -1; ///< The offset whose call fails, after its writes.
 attn_status chunkSums(bool step, const void *model, int32_t rows,
                       int64_t offset, const void *const *inputs,
                       float *const *outputs, const float *const *carries,
@@ -703,6 +704,8 @@ attn_status chunkSums(bool step, const void *model, int32_t rows,
       nexts[1][(first + r) % 4] = in[r];
   }
   nexts[0][0] = sum;
+  if (offset == failAt)
+    return attn_set_error(ATTN_ERROR_RUNTIME, "failed where asked");
   return ATTN_OK;
 }
 attn_status chunkSumsBlock(const void *model, int32_t rows, int64_t offset,
@@ -833,6 +836,41 @@ TEST(Decoder, KeyValueCacheHoldsItsCapacity) {
                "the key/value cache holds 10 rows (the decoder's capacity); "
                "the sequence has 10 and the append adds 1");
   EXPECT_EQ(attn_decoder_length(decoder), 10);
+  attn_decoder_free(decoder);
+}
+
+// A piece that fails in the middle of an append (after writing its cache
+// rows and carries) leaves the sequence after the pieces before it, and
+// appending the rest again gives the whole sequence's outputs.
+TEST(Decoder, FailedPieceKeepsThePiecesBeforeIt) {
+  attn_decoder *decoder = nullptr;
+  ASSERT_EQ(attn_decoder_new(&kChunkSums, &blockOffsets, &decoder), ATTN_OK);
+  std::vector<float> input(20), output(40, -1.0f);
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(i + 1);
+  auto append = [&](int64_t at, int64_t rows) {
+    const void *in[] = {input.data() + at};
+    float *out[] = {output.data() + 2 * at};
+    return attn_decoder_append(decoder, rows, in, out);
+  };
+  ASSERT_EQ(append(0, 6), ATTN_OK); // [4] + [2]
+  // 14 rows at 6 = [2] + [4] + [4] + [4]: the step at 6 fails.
+  failAt = 6;
+  EXPECT_EQ(append(6, 14), ATTN_ERROR_RUNTIME);
+  EXPECT_STREQ(attn_error_message(), "failed where asked");
+  EXPECT_EQ(attn_decoder_length(decoder), 6);
+  // The block at 8 fails: the step before it is kept.
+  failAt = 8;
+  EXPECT_EQ(append(6, 14), ATTN_ERROR_RUNTIME);
+  EXPECT_EQ(attn_decoder_length(decoder), 8);
+  failAt = -1;
+  ASSERT_EQ(append(8, 12), ATTN_OK) << attn_error_message();
+  for (size_t r = 0; r < input.size(); ++r) {
+    float want = float((r + 1) * (r + 2) / 2);
+    size_t chunk = r - r % 4;
+    EXPECT_EQ(output[2 * r], want) << r;
+    EXPECT_EQ(output[2 * r + 1], want - float(chunk * (chunk + 1) / 2)) << r;
+  }
   attn_decoder_free(decoder);
 }
 
