@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""FLASH causal over long sequences, streamed (`--stream-rows`), and checked.
+"""FLASH over long sequences, streamed (`--stream-rows`), and checked.
 
-Times `attnc bench examples/flash.attn --stream-rows ROWS` (batch 1) at each
+Times `attnc bench MODEL --stream-rows ROWS` (batch 1; MODEL is
+examples/flash.attn, causal, or with --model e.g. examples/flash_bidir.attn,
+non-causal, which streams in two sweeps) at each
 length under /usr/bin/time -v, and prints per length the median, the time
 per token against the first (shortest) length's, and the whole process's
 peak resident memory against the bytes of input + output + weights. The FMA
@@ -11,6 +13,7 @@ With --check N it then checks the streamed run's numerics at n = N, with
 checks that need no O(n) fp64 reference:
   - the streamed output equals the whole-sequence run's (one pipeline,
     --target host-large_buffers) at n = N;
+and for a causal model:
   - its first ROWS rows equal the whole-sequence run on those rows alone
     (a prefix is a model of its own: causality and positions);
   - changing the input from row M on leaves every chunk before M's
@@ -18,6 +21,8 @@ checks that need no O(n) fp64 reference:
 
   bench/long_context.py --attnc build/bin/attnc --lengths 8192,262144,1048576 \\
       --rows 8192 --threads 2 --check 262144
+  bench/long_context.py --attnc build/bin/attnc --model examples/flash_bidir.attn \
+      --lengths 8192,262144,1048576 --rows 8192 --threads 2 --check 262144
 """
 import argparse
 import os
@@ -29,7 +34,6 @@ import tempfile
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(ROOT, "examples/flash.attn")
 D, CHUNK = 512, 256
 
 
@@ -45,9 +49,9 @@ def fma_peak(attnc, threads):
     return float(re.search(r"multi.*median\s+([0-9.]+) GFLOP/s", out).group(1))
 
 
-def weight_bytes(attnc, tmp):
+def weight_bytes(attnc, model, tmp):
     path = os.path.join(tmp, "w.safetensors")
-    run([attnc, "run", MODEL, "--random-weights", "1", "--random-inputs", "1",
+    run([attnc, "run", model, "--random-weights", "1", "--random-inputs", "1",
          "--dim", "n=256", "--dim", "b=1", "--save-weights", path])
     return os.path.getsize(path)
 
@@ -55,10 +59,16 @@ def weight_bytes(attnc, tmp):
 def attnc_run(args, x, out, extra):
     xp, yp = out + ".x.npy", out
     np.save(xp, x)
-    run([args.attnc, "run", MODEL, "--random-weights", "1", "--input", "x=" + xp,
+    run([args.attnc, "run", args.model, "--random-weights", "1", "--input", "x=" + xp,
          "--output", "y=" + yp, "--threads", str(args.threads)] + extra)
     os.remove(xp)
     return np.load(yp)
+
+
+def cleanup(tmp):
+    for name in os.listdir(tmp):
+        os.remove(os.path.join(tmp, name))
+    os.rmdir(tmp)
 
 
 def relative(a, b):
@@ -68,6 +78,8 @@ def relative(a, b):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--attnc", default=os.path.join(ROOT, "build/bin/attnc"))
+    parser.add_argument("--model", default=os.path.join(ROOT, "examples/flash.attn"),
+                        help="a FLASH layer with d = 512, chunk = 256 (causal or not)")
     parser.add_argument("--lengths", default="8192,262144,1048576")
     parser.add_argument("--rows", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=2)
@@ -76,13 +88,16 @@ def main():
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="attnc-long-")
     peak_before = fma_peak(args.attnc, args.threads)
-    weights = weight_bytes(args.attnc, tmp)
-    print(f"FMA peak {peak_before:.1f} GFLOP/s on {args.threads} threads; weights {weights} bytes")
+    weights = weight_bytes(args.attnc, args.model, tmp)
+    with open(args.model) as f:
+        causal = re.search(r"causal\s*=\s*false", f.read()) is None
+    print(f"{os.path.basename(args.model)} ({'causal' if causal else 'non-causal'}); "
+          f"FMA peak {peak_before:.1f} GFLOP/s on {args.threads} threads; weights {weights} bytes")
     print("| n | median (ms) | us/token | × first | GFLOP/s | % of FMA peak | peak RSS (GiB) | in+out+weights (GiB) | RSS / (in+out+weights) |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     first = None
     for n in [int(v) for v in args.lengths.split(",")]:
-        out = run(["/usr/bin/time", "-v", args.attnc, "bench", MODEL, "--random-weights", "1",
+        out = run(["/usr/bin/time", "-v", args.attnc, "bench", args.model, "--random-weights", "1",
                    "--random-inputs", "1", "--dim", f"n={n}", "--dim", "b=1",
                    "--stream-rows", str(args.rows), "--threads", str(args.threads),
                    "--warmup", "1", "--iterations", str(args.iterations), "--min-time", "0"])
@@ -115,6 +130,9 @@ def main():
     check(f"streamed vs whole-sequence run at n = {n}, max |diff| / max |whole|",
           relative(streamed, whole), 1e-5)
     del whole
+    if not causal:
+        cleanup(tmp)
+        sys.exit(1 if failures else 0)
     prefix = attnc_run(args, x[:, :rows], os.path.join(tmp, "prefix.npy"), [])
     check(f"first {rows} rows vs the model run on them alone", relative(streamed[:, :rows], prefix), 1e-5)
     cut = n // 2 + 100  # inside a chunk, inside a block
@@ -126,9 +144,7 @@ def main():
           float(np.abs(later[:, :kept] - streamed[:, :kept]).max()), 0.0)
     check(f"rows from row {cut} on did change (1 / max |diff|)",
           1.0 / max(float(np.abs(later[:, cut:] - streamed[:, cut:]).max()), 1e-30), 1e3)
-    for name in os.listdir(tmp):
-        os.remove(os.path.join(tmp, name))
-    os.rmdir(tmp)
+    cleanup(tmp)
     sys.exit(1 if failures else 0)
 
 

@@ -189,6 +189,29 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
       if (partial) // whole chunks: no partial one after the block
         Lowering::defineCarryNext(*partial, nextVars, 0.0f);
     }
+  } else if (lowering.streaming()) {
+    // Streamed in two sweeps (Stream.h): the total is a carry, which the
+    // first sweep's kernel sums block by block and the second's reads,
+    // divided by the sequence's rows (length_of) between the sweeps.
+    std::vector<Expr> carryExtents(states.extents.begin(),
+                                   states.extents.end() - 3);
+    carryExtents.push_back(states.extents[states.rank() - 2]);
+    carryExtents.push_back(states.extents.back());
+    Lowering::StreamCarry &carry = lowering.addStreamCarry(carryExtents);
+    carry.total = true;
+    carry.perRow = bool(op.getLengthOf());
+    std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
+    nextVars.push_back(a);
+    nextVars.push_back(e);
+    Index at = withTail(batch, {a, e});
+    Expr total = HTensor{carry.in, carry.extents}.at(at);
+    define(t.func, vars, total);
+    Expr next = total;
+    if (lowering.options.streamTotals) {
+      RDom g(0, chunks, "g");
+      next += sum(states.at(withTail(batch, {g, a, e})));
+    }
+    Lowering::defineCarryNext(carry, nextVars, next);
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.
     std::vector<Var> totalVars(vars.begin(), vars.end() - 3);

@@ -82,6 +82,12 @@ struct CodegenOptions {
   /// from its chunk caches, and a causal chunk prefix adds the block to
   /// the current chunk's partial state (Decode.h).
   bool chunkStep = false;
+  /// Streaming a model that sums over the whole sequence (non-causal
+  /// FLASH's chunk_scan total): the kernel is the first sweep's, the
+  /// totals kernel. Its results are only the carries' next values, each
+  /// total carry the sum so far plus the block's (Stream.h); the model's
+  /// kernel, the second sweep's, reads the totals and keeps them.
+  bool streamTotals = false;
 };
 
 struct Program;
@@ -132,6 +138,10 @@ public:
   /// same) and the most rows of their blocks; else null and 0.
   ModelPipeline *stepKernels() const;
   int64_t stepRows() const;
+  /// Streaming a model that sums over the whole sequence: whether a run
+  /// takes two sweeps over the blocks, the totals kernel's
+  /// (CodegenOptions::streamTotals) and then the model's.
+  bool streamsTwice() const;
   struct CarryShape {
     /// Halide order, one sequence's (carrySizes in Stream.h); a cache's
     /// rows (dim 1) 0: the decoder's capacity.

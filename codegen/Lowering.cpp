@@ -715,7 +715,7 @@ void Lowering::defineCarryNext(const StreamCarry &carry,
     next.parallel(vars[vars.size() - 2]);
 }
 
-const Lowering::StreamCarry &
+Lowering::StreamCarry &
 Lowering::addStreamCarry(const std::vector<Expr> &extents, bool cache) {
   std::string name = "stream_carry" + std::to_string(streamCarries.size());
   StreamCarry carry;

@@ -134,12 +134,22 @@ public:
   /// `in` is all C rows, and `next` the rows [offset % C, offset % C +
   /// rows) the block writes (the step kernel; the block kernel writes its
   /// last chunk's rows [0, C)).
+  ///
+  /// A `total` carry (a chunk_scan total: non-causal FLASH) is the sum of
+  /// the whole sequence's chunk states, which a first sweep over the
+  /// blocks computes (CodegenOptions::streamTotals: `next` is `in` plus
+  /// the block's states) before the second sweep reads it in every block
+  /// (`next` is `in`). `perRow`: the second sweep reads the total divided
+  /// by the sequence's rows (chunk_scan's length_of), which the caller
+  /// divides between the sweeps (a block does not know the length).
   struct StreamCarry {
     Halide::ImageParam in;
     Halide::Func next;
     /// MLIR order; the last two static but a capacity cache's rows.
     std::vector<Halide::Expr> extents;
     bool cache = false;
+    bool total = false;
+    bool perRow = false;
     /// A cache of the decoder's capacity (its rows not static).
     bool sizedByCapacity() const {
       return cache && !extents[extents.size() - 2].defined();
@@ -148,9 +158,10 @@ public:
   Halide::ImageParam streamOffset;
   std::vector<StreamCarry> streamCarries;
   /// Declares a carry of `extents`: its input, bounded exactly, and its
-  /// `next`, which the caller defines with defineCarryNext.
-  const StreamCarry &addStreamCarry(const std::vector<Halide::Expr> &extents,
-                                    bool cache = false);
+  /// `next`, which the caller defines with defineCarryNext (the reference
+  /// is valid until the next carry is added).
+  StreamCarry &addStreamCarry(const std::vector<Halide::Expr> &extents,
+                              bool cache = false);
   /// Defines `carry.next(vars) = value` and bounds it exactly to the
   /// carry's extents: unbounded, bounds inference sized what `next` reads
   /// by the square of the block (a chunk_scan's projections).

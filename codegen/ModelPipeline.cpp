@@ -47,7 +47,8 @@ std::string kernelSource(mlir::func::FuncOp func,
   func->print(os, mlir::OpPrintingFlags().useLocalScope());
   os << "\ncodegen: gpu=" << options.gpu << " gpuOnHost=" << options.gpuOnHost
      << " streamRows=" << options.streamRows << " decode=" << options.decode
-     << " chunkStep=" << options.chunkStep << "\n";
+     << " chunkStep=" << options.chunkStep
+     << " streamTotals=" << options.streamTotals << "\n";
   if (!options.autoscheduler.empty()) {
     // Its schedule depends on the estimates, the threads and the target.
     os << "autoscheduler: " << options.autoscheduler
@@ -75,6 +76,9 @@ struct ModelPipeline::Impl {
   /// Decoding a model with chunks: the same model's step kernels
   /// (CodegenOptions::chunkStep), with the same carries.
   std::unique_ptr<ModelPipeline> step;
+  /// Streaming a model that sums over the whole sequence: its totals
+  /// kernel (CodegenOptions::streamTotals), with the same carries.
+  std::unique_ptr<ModelPipeline> totals;
   bool compiled = false;
   /// The one-buffer limit of the compiled target (maxBufferBytes).
   int64_t maxBufferBytes = kMaxBufferBytes;
@@ -132,12 +136,42 @@ static bool sameTensors(const std::vector<TensorInfo> &a,
   return true;
 }
 
+/// Whether `kernels` are another compilation of `result`'s model that its
+/// runs pass the same carries and weights (by position); else emits an
+/// internal error naming them `what`.
+static bool sameInterface(mlir::func::FuncOp model,
+                          const ModelPipeline &result,
+                          const ModelPipeline &kernels, const char *what) {
+  if (sameCarries(result.streamCarries(), kernels.streamCarries()) &&
+      sameTensors(result.weights(), kernels.weights()))
+    return true;
+  model.emitError() << "internal error: the " << what << " of model '"
+                    << model.getSymName()
+                    << "' carry other state or take other weights than "
+                       "its kernels";
+  return false;
+}
+
 std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
                                                     const CodegenOptions &options) {
   std::unique_ptr<ModelPipeline> result = buildKernels(model, options);
-  if (!result || !options.decode || options.chunkStep ||
+  if (!result || options.chunkStep || options.streamTotals ||
       options.streamRows == 0)
     return result;
+  if (!options.decode) {
+    // A sum over the whole sequence: a first sweep of the totals kernel
+    // (Stream.h); checkStreamable keeps totals out of programs.
+    if (result->impl->program || !hasTotals(result->impl->lowering))
+      return result;
+    CodegenOptions totalsOptions = options;
+    totalsOptions.streamTotals = true;
+    std::unique_ptr<ModelPipeline> totals =
+        buildKernels(model, totalsOptions);
+    if (!totals || !sameInterface(model, *result, *totals, "totals kernels"))
+      return nullptr;
+    result->impl->totals = std::move(totals);
+    return result;
+  }
   // Decoding a model with chunks: its step kernels too (Decode.h), which
   // run the rows between whole chunks (none for chunks of one row).
   int64_t rows = codegen::stepRows(model);
@@ -147,17 +181,9 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
   stepOptions.chunkStep = true;
   stepOptions.streamRows = rows;
   std::unique_ptr<ModelPipeline> step = buildKernels(model, stepOptions);
-  if (!step)
-    return nullptr;
   // The decoders give both the same carries and weights, by position.
-  if (!sameCarries(result->streamCarries(), step->streamCarries()) ||
-      !sameTensors(result->weights(), step->weights())) {
-    model.emitError() << "internal error: the step kernels of model '"
-                      << model.getSymName()
-                      << "' carry other state or take other weights than "
-                         "its block kernels";
+  if (!step || !sameInterface(model, *result, *step, "step kernels"))
     return nullptr;
-  }
   result->impl->step = std::move(step);
   // The block kernels run whole chunks (BlockSequence).
   result->impl->options.commitRows = smallestStreamRows(model);
@@ -193,7 +219,11 @@ ModelPipeline::buildKernels(mlir::func::FuncOp model,
       return nullptr;
     if (options.streamRows == 0)
       impl.streamHint = suggestedStreamRows(model, impl.options);
-    std::vector<Func> outputs = impl.lowering.outputFuncs;
+    // A totals kernel's results are the carries' next values only: Halide
+    // computes what they read (no attention, no output projection).
+    std::vector<Func> outputs;
+    if (!options.streamTotals)
+      outputs = impl.lowering.outputFuncs;
     for (const Lowering::StreamCarry &carry : impl.lowering.streamCarries)
       outputs.push_back(carry.next);
     impl.pipeline = Pipeline(outputs);
@@ -232,6 +262,7 @@ int64_t ModelPipeline::stepRows() const {
   return impl->step ? impl->step->streamRows() : 0;
 }
 ModelPipeline *ModelPipeline::stepKernels() const { return impl->step.get(); }
+bool ModelPipeline::streamsTwice() const { return bool(impl->totals); }
 int64_t ModelPipeline::commitRows() const {
   return impl->options.commitRows > 0 ? impl->options.commitRows
                                       : impl->options.streamRows;
@@ -343,10 +374,12 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
   if (impl->compiled)
     return;
   // The model's kernels and, decoding a model with chunks, its step
-  // kernels, compiled together.
+  // kernels, or streaming a sum over the whole sequence, its totals
+  // kernel, compiled together.
   std::vector<Impl *> impls = {impl.get()};
-  if (impl->step)
-    impls.push_back(impl->step->impl.get());
+  for (ModelPipeline *other : {impl->step.get(), impl->totals.get()})
+    if (other)
+      impls.push_back(other->impl.get());
   for (Impl *each : impls)
     each->maxBufferBytes = codegen::maxBufferBytes(target);
   struct Unit {
@@ -358,7 +391,9 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
   };
   std::vector<Unit> units;
   for (Impl *each : impls) {
-    std::string suffix = each == impl.get() ? "" : "_step";
+    std::string suffix = each == impl.get() ? "" : "_totals";
+    if (impl->step && each == impl->step->impl.get())
+      suffix = "_step";
     if (each->program)
       for (const std::unique_ptr<ProgramKernel> &kernel :
            each->program->kernels)
@@ -562,6 +597,12 @@ ModelPipeline::decoder(const std::vector<Buffer<float>> &weights,
         ATTN_ERROR_ARGUMENT, "model '" + impl->name +
                                  "' was not compiled to stream: decoding "
                                  "needs CodegenOptions::streamRows");
+  if (impl->totals)
+    return runtime::Result::error(
+        ATTN_ERROR_ARGUMENT,
+        "model '" + impl->name +
+            "' sums over the whole sequence (non-causal), which a decoded "
+            "row has not seen; only causal models decode");
   for (const std::vector<CarryShape> &call : streamCarries())
     for (const CarryShape &carry : call)
       if (carry.sizedByCapacity())
@@ -642,11 +683,15 @@ ModelPipeline::Impl::sequenceBlocks(const std::vector<Buffer<float>> &weights,
     };
   };
   std::string what = "the kernel of model '" + name + "'";
-  BlockRunner stepRunner;
+  BlockRunner stepRunner, totalsRunner;
   if (step)
     stepRunner = runnerOf(*step->impl, "the step kernel of model '" + name +
                                            "'");
-  return streamBlocks(lowering, runnerOf(*this, what), stepRunner, capacity);
+  if (totals)
+    totalsRunner = runnerOf(*totals->impl,
+                            "the totals kernel of model '" + name + "'");
+  return streamBlocks(lowering, runnerOf(*this, what), stepRunner,
+                      totalsRunner, capacity);
 }
 
 /// The argument of `step` whose memory its result `r` of `shape` takes

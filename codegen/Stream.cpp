@@ -12,6 +12,7 @@
 #include "dsl/IR/AttnOps.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 #include <cstring>
@@ -69,11 +70,11 @@ static std::string whyNotStreamable(mlir::Operation *op,
     if (type.isDynamicDim(type.getRank() - 1) ||
         type.isDynamicDim(type.getRank() - 2))
       return "its state's size is not static";
-    if (scan.getExclusive())
-      return "";
+    if (scan.getExclusive() || !decode)
+      return ""; // a total: two sweeps (StreamState::endTotals)
     return "it sums the chunk states of the whole sequence (non-causal "
-           "FLASH), which the first block would need before any other; only "
-           "causal models stream";
+           "FLASH), which a decoded row has not seen; only causal models "
+           "decode";
   }
   if (auto attention = mlir::dyn_cast<attn::AttentionOp>(op)) {
     attn::MaskKind mask = attention.getMask().getKind();
@@ -106,6 +107,47 @@ static std::string whyNotStreamable(mlir::Operation *op,
   if (mlir::isa<attn::LinearAttnOp, attn::ChunkedLinearOp>(op))
     return "linear attention sums over the whole sequence";
   return "it is not one of the ops a streamed kernel supports";
+}
+
+/// Whether `op` is a chunk_scan total, which streams in two sweeps.
+static bool sumsWholeSequence(mlir::Operation *op) {
+  auto scan = mlir::dyn_cast<attn::ChunkScanOp>(op);
+  return scan && !scan.getExclusive();
+}
+
+/// Why the total `scan` computes cannot be summed by a first sweep of
+/// `model`'s blocks, or "": its function must be the model's (a program's
+/// layer kernels run block after block, each layer's next sweep would need
+/// the whole output of the layer before), and no other total may feed its
+/// states (that total is only known after the first sweep).
+static std::string whyNotTwoSweeps(mlir::Operation *scan,
+                                   mlir::func::FuncOp model) {
+  if (scan->getParentOfType<mlir::func::FuncOp>() != model)
+    return "it sums the chunk states of the whole sequence (non-causal "
+           "FLASH) in a layer of its own (a repeated or outlined layer): "
+           "each layer would need a sweep over the whole output of the one "
+           "before; only a model of one kernel streams in two sweeps";
+  // What the scan reads, through the values the regions of fused
+  // kernels (attn.kernel) use from outside them too.
+  llvm::SmallVector<mlir::Operation *> work = {scan};
+  llvm::DenseSet<mlir::Operation *> seen;
+  bool dependent = false;
+  while (!work.empty() && !dependent) {
+    work.pop_back_val()->walk([&](mlir::Operation *op) {
+      for (mlir::Value operand : op->getOperands()) {
+        mlir::Operation *def = operand.getDefiningOp();
+        if (!def || !seen.insert(def).second)
+          continue;
+        dependent |= def != scan && sumsWholeSequence(def);
+        work.push_back(def);
+      }
+    });
+  }
+  if (dependent)
+    return "its chunk states depend on another sum over the whole "
+           "sequence (two non-causal layers in one kernel), which a first "
+           "sweep cannot know; only one such sum streams";
+  return "";
 }
 
 /// Walks the ops of `func` (not the function itself) and, in place of each
@@ -206,6 +248,8 @@ mlir::LogicalResult checkStreamable(mlir::func::FuncOp func,
     if (op->getParentOfType<attn::AttentionOp>())
       return mlir::WalkResult::advance(); // a score region's scalar ops
     std::string why = whyNotStreamable(op, options);
+    if (why.empty() && sumsWholeSequence(op))
+      why = whyNotTwoSweeps(op, func);
     if (why.empty())
       return mlir::WalkResult::advance();
     // At the op's .attn location, without MLIR's dump of the op.
@@ -313,6 +357,13 @@ bool hasCaches(const Lowering &lowering) {
   return false;
 }
 
+bool hasTotals(const Lowering &lowering) {
+  for (const Lowering::StreamCarry &carry : lowering.streamCarries)
+    if (carry.total)
+      return true;
+  return false;
+}
+
 StreamState::StreamState(const Lowering &lowering, int64_t capacity)
     : offset(1), capacity(capacity) {
   for (const Lowering::StreamCarry &carry : lowering.streamCarries) {
@@ -322,6 +373,8 @@ StreamState::StreamState(const Lowering &lowering, int64_t capacity)
     nexts.push_back(carry.cache ? Buffer<float>() : Buffer<float>(sizes));
     caches.push_back(carry.cache);
     sizedByCapacity.push_back(carry.sizedByCapacity());
+    totals.push_back(carry.total);
+    perRow.push_back(carry.perRow);
   }
   reset();
 }
@@ -388,14 +441,34 @@ void StreamState::advance(int rows) {
   at += rows;
 }
 
+void StreamState::endTotals(int64_t rows) {
+  for (size_t c = 0; c < carries.size(); ++c) {
+    if (!totals[c])
+      carries[c].fill(0.0f);
+    else if (perRow[c])
+      carries[c].for_each_value(
+          [rows](float &value) { value /= float(rows); });
+  }
+  at = 0;
+}
+
+runtime::Result
+SequenceBlocks::sumTotals(const std::vector<Buffer<float>> &inputs, int rows) {
+  return runtime::Result::error(
+      ATTN_ERROR_ARGUMENT, "internal error: a first sweep without a totals "
+                           "kernel");
+}
+
 namespace {
 /// A streamed pipeline's blocks: one StreamState.
 class StreamBlocks : public SequenceBlocks {
 public:
   StreamBlocks(const Lowering &lowering, BlockRunner runner,
-               BlockRunner stepRunner, int64_t capacity)
+               BlockRunner stepRunner, BlockRunner totalsRunner,
+               int64_t capacity)
       : state(lowering, capacity), runner(std::move(runner)),
-        stepRunner(std::move(stepRunner)) {}
+        stepRunner(std::move(stepRunner)),
+        totalsRunner(std::move(totalsRunner)) {}
   runtime::Result run(const std::vector<Buffer<float>> &inputs,
                       const std::vector<Buffer<float>> &outputs, int rows,
                       bool step) override {
@@ -411,19 +484,32 @@ public:
   }
   void reset() override { state.reset(); }
   int64_t stateBytes() const override { return state.bytes(); }
+  bool sweepsTwice() const override { return bool(totalsRunner); }
+  runtime::Result sumTotals(const std::vector<Buffer<float>> &inputs,
+                            int rows) override {
+    if (!totalsRunner)
+      return SequenceBlocks::sumTotals(inputs, rows);
+    // The totals kernel's results are the carries' next values only.
+    runtime::Result ran = state.run(inputs, {}, rows, totalsRunner);
+    if (ran.ok())
+      state.advance(rows);
+    return ran;
+  }
+  void endTotals(int64_t rows) override { state.endTotals(rows); }
 
 private:
   StreamState state;
-  BlockRunner runner, stepRunner;
+  BlockRunner runner, stepRunner, totalsRunner;
 };
 } // namespace
 
-std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
-                                             BlockRunner runner,
-                                             BlockRunner stepRunner,
-                                             int64_t capacity) {
+std::unique_ptr<SequenceBlocks>
+streamBlocks(const Lowering &lowering, BlockRunner runner,
+             BlockRunner stepRunner, BlockRunner totalsRunner,
+             int64_t capacity) {
   return std::make_unique<StreamBlocks>(lowering, std::move(runner),
-                                        std::move(stepRunner), capacity);
+                                        std::move(stepRunner),
+                                        std::move(totalsRunner), capacity);
 }
 
 int streamRowDim(const TensorInfo &info) {
@@ -453,12 +539,27 @@ runtime::Result runStreamed(const std::vector<TensorInfo> &inputInfos,
   for (int d = inRows[0] + 1; d < first.dimensions(); ++d)
     entries *= first.dim(d).extent();
   for (int64_t entry = 0; entry < entries; ++entry) {
-    blocks.reset();
-    for (int start = 0; start < length; start += block) {
-      int count = std::min(block, length - start);
-      std::vector<Buffer<float>> in, out;
+    auto inputsOf = [&](int start, int count) {
+      std::vector<Buffer<float>> in;
       for (size_t i = 0; i < inputs.size(); ++i)
         in.push_back(blockOf(inputs[i], inRows[i], entry, start, count));
+      return in;
+    };
+    blocks.reset();
+    // A sum over the whole sequence first (its totals kernel's sweep).
+    for (int start = 0; blocks.sweepsTwice() && start < length;
+         start += block) {
+      int count = std::min(block, length - start);
+      if (runtime::Result ran = blocks.sumTotals(inputsOf(start, count),
+                                                 count);
+          !ran.ok())
+        return ran;
+    }
+    if (blocks.sweepsTwice())
+      blocks.endTotals(length);
+    for (int start = 0; start < length; start += block) {
+      int count = std::min(block, length - start);
+      std::vector<Buffer<float>> in = inputsOf(start, count), out;
       for (size_t i = 0; i < outputs.size(); ++i)
         out.push_back(blockOf(outputs[i], outRows[i], entry, start, count));
       if (runtime::Result ran = blocks.run(in, out, count, /*step=*/false);

@@ -13,6 +13,12 @@
 // million tokens on a 24 GiB machine). The result is the whole-sequence
 // run's, up to the order of the chunk states' sum.
 //
+// A model that sums its chunk states over the whole sequence (non-causal
+// FLASH: chunk_scan total) streams in two sweeps over the blocks: the
+// first, a kernel that computes only the carries (its totals kernel,
+// CodegenOptions::streamTotals), sums the blocks' states; the second runs
+// the model's kernel on every block with that total.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTNC_CODEGEN_STREAM_H
 #define ATTNC_CODEGEN_STREAM_H
@@ -108,6 +114,10 @@ std::vector<int> carrySizes(const Lowering::StreamCarry &carry,
 /// decoder needs.
 bool hasCaches(const Lowering &lowering);
 
+/// Whether the kernel `lowering` lowered has total carries (a sum over the
+/// whole sequence), which a first sweep computes.
+bool hasTotals(const Lowering &lowering);
+
 /// Where one sequence (one batch entry) of a streamed kernel stands between
 /// blocks: its carries and the rows before the next block.
 class StreamState {
@@ -135,6 +145,11 @@ public:
   /// state is as before it, but for caches written in place, whose rows
   /// past position() no block reads before writing them).
   void advance(int rows);
+  /// After a first sweep over a sequence of `rows` rows (the totals
+  /// kernel's blocks): the total carries keep their sums (divided by
+  /// `rows` where they are per row), the others are zero, at row 0, for
+  /// the second sweep.
+  void endTotals(int64_t rows);
   int64_t position() const { return at; }
   /// The carries' bytes: each carry's buffer and its next value's.
   int64_t bytes() const;
@@ -143,6 +158,7 @@ private:
   std::vector<Halide::Buffer<float>> carries, nexts;
   std::vector<bool> caches; ///< Per carry: a cache, written in place.
   std::vector<bool> sizedByCapacity; ///< Per carry: a capacity's cache.
+  std::vector<bool> totals, perRow;  ///< Per carry: a total; per row.
   Halide::Buffer<float> offset;
   int64_t capacity;
   int64_t at = 0;
@@ -162,23 +178,36 @@ public:
                               int rows, bool step) = 0;
   /// Back to the start of a sequence.
   virtual void reset() = 0;
+  /// Whether a sequence takes two sweeps over its blocks (a model that
+  /// sums over the whole sequence): first sumTotals on each block in
+  /// order, then endTotals, then run on each block.
+  virtual bool sweepsTwice() const { return false; }
+  /// The first sweep: the next block's `inputs` (`rows` rows) through the
+  /// totals kernel; the state moves past it when it ran.
+  virtual runtime::Result
+  sumTotals(const std::vector<Halide::Buffer<float>> &inputs, int rows);
+  /// After the first sweep over `rows` rows (StreamState::endTotals).
+  virtual void endTotals(int64_t rows) {}
   /// The bytes of the carries.
   virtual int64_t stateBytes() const = 0;
 };
 
 /// The blocks of one sequence of the streamed kernel `lowering` lowered,
 /// run by `runner` (and by `stepRunner`, the step kernel's with the same
-/// carries, when decoding a model with chunks), its caches (if any) of
-/// `capacity` rows. `lowering` must outlive them.
-std::unique_ptr<SequenceBlocks> streamBlocks(const Lowering &lowering,
-                                             BlockRunner runner,
-                                             BlockRunner stepRunner,
-                                             int64_t capacity);
+/// carries, when decoding a model with chunks; by `totalsRunner`, the
+/// totals kernel's, in a first sweep, when the model sums over the whole
+/// sequence), its caches (if any) of `capacity` rows. `lowering` must
+/// outlive them.
+std::unique_ptr<SequenceBlocks>
+streamBlocks(const Lowering &lowering, BlockRunner runner,
+             BlockRunner stepRunner, BlockRunner totalsRunner,
+             int64_t capacity);
 
 /// Runs a streamed model (a pipeline or a program, through `blocks`)
 /// over whole `inputs` into whole `outputs` (Halide order; `inputInfos`
 /// and `outputInfos` say where their rows are, streamRowAxis): per batch
-/// entry, from the start of a sequence, blocks of `rows` rows in order.
+/// entry, from the start of a sequence, blocks of `rows` rows in order
+/// (twice when blocks.sweepsTwice()).
 runtime::Result runStreamed(const std::vector<TensorInfo> &inputInfos,
                             const std::vector<TensorInfo> &outputInfos,
                             int64_t rows,
