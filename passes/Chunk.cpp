@@ -115,6 +115,117 @@ struct ChunkGlobalTerm : OpRewritePattern<ChunkedLinearOp> {
   }
 };
 
+/// Causal linear attention's chunks: the rows of a chunk attend to each
+/// other (C^2 (s + e) per chunk), and to the earlier chunks through their
+/// summed K^T V state (s e per row, the state [s, e] per chunk).
+constexpr int64_t kLinearChunk = 128;
+
+/// `map(x)`, elementwise, in primitive ops.
+Value featureMap(PatternRewriter &rewriter, Location loc, FeatureMap map,
+                 Value x) {
+  Type type = x.getType();
+  switch (map) {
+  case FeatureMap::identity: return x;
+  case FeatureMap::relu: return rewriter.create<ReluOp>(loc, type, x);
+  case FeatureMap::silu: return rewriter.create<SiluOp>(loc, type, x);
+  case FeatureMap::exp: return rewriter.create<ExpOp>(loc, type, x);
+  case FeatureMap::elu1: {
+    // x + 1 for x > 0, else exp(x): relu(x) + exp(min(x, 0)), and
+    // min(x, 0) = -relu(-x).
+    Value negative = rewriter.create<NegOp>(
+        loc, type,
+        rewriter.create<ReluOp>(loc, type,
+                                rewriter.create<NegOp>(loc, type, x)));
+    return rewriter.create<AddOp>(loc, type,
+                                  rewriter.create<ReluOp>(loc, type, x),
+                                  rewriter.create<ExpOp>(loc, type, negative));
+  }
+  }
+  llvm_unreachable("unknown feature map");
+}
+
+/// The rank-0 constant `value`.
+Value scalar(PatternRewriter &rewriter, Location loc, double value) {
+  return rewriter.create<ConstantOp>(
+      loc, RankedTensorType::get({}, rewriter.getF32Type()),
+      rewriter.getF64FloatAttr(value));
+}
+
+/// sum_{j <= i} (q[i] . k[j]) v[j] in FLASH's terms: attention within
+/// chunks (causal_chunk, score q . k) plus the exclusive prefix of the
+/// earlier chunks' states (chunked_linear); both become chunk ops below.
+Value causalSums(PatternRewriter &rewriter, Location loc, Value q, Value k,
+                 Value v, int64_t size) {
+  Type type = RankedTensorType::get(
+      [&] {
+        SmallVector<int64_t> shape(
+            cast<RankedTensorType>(q.getType()).getShape());
+        shape.back() = cast<RankedTensorType>(v.getType()).getShape().back();
+        return shape;
+      }(),
+      rewriter.getF32Type());
+  auto local = rewriter.create<AttentionOp>(
+      loc, type, q, k, v,
+      MaskAttr::get(rewriter.getContext(), MaskKind::causal_chunk, size),
+      Normalize::none, 1);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    Block *block = local.addScoreBlock();
+    rewriter.setInsertionPointToStart(block);
+    rewriter.create<YieldOp>(loc, block->getArgument(0));
+  }
+  Value earlier = rewriter.create<ChunkedLinearOp>(
+      loc, type, q, k, v, size, /*causal=*/true, /*scale=*/1.0,
+      /*divide_by_length=*/false);
+  return rewriter.create<AddOp>(loc, type, local, earlier);
+}
+
+/// Causal linear attention in chunks (FLASH's form without its gating):
+/// numerator and denominator each as causalSums, the denominator's values
+/// a column of ones. What the row-wise form computes in O(n^2), in O(n),
+/// and causal FLASH's carries stream and decode it.
+struct ChunkCausalLinear : OpRewritePattern<LinearAttnOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearAttnOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getCausal())
+      return rewriter.notifyMatchFailure(op, "not causal: one K^T V state");
+    auto vType = cast<RankedTensorType>(op.getV().getType());
+    if (vType.isDynamicDim(vType.getRank() - 1))
+      return rewriter.notifyMatchFailure(op, "v's width is not static");
+    Location loc = op.getLoc();
+    Value q = featureMap(rewriter, loc, op.getFeature(), op.getQ());
+    Value k = featureMap(rewriter, loc, op.getFeature(), op.getK());
+    Value result = causalSums(rewriter, loc, q, k, op.getV(), kLinearChunk);
+    if (op.getNormalize()) {
+      // A column of ones: v's first to the power 0 (1 for any value, NaN
+      // and infinities too).
+      Value column = op.getV();
+      int64_t e = vType.getShape().back();
+      if (e != 1) {
+        SmallVector<int64_t> shape(vType.getShape());
+        shape.back() = 1;
+        auto one = RankedTensorType::get(shape, vType.getElementType());
+        shape.back() = e - 1;
+        auto rest = RankedTensorType::get(shape, vType.getElementType());
+        column = rewriter
+                     .create<SplitOp>(loc, TypeRange{one, rest}, column,
+                                      rewriter.getDenseI64ArrayAttr({1, e - 1}))
+                     ->getResult(0);
+      }
+      Value ones = rewriter.create<PowOp>(loc, column.getType(), column,
+                                          scalar(rewriter, loc, 0.0));
+      Value den = causalSums(rewriter, loc, q, k, ones, kLinearChunk);
+      result = rewriter.create<DivOp>(loc, result.getType(), result, den);
+    }
+    if (op.getScale() != 1.0)
+      result = rewriter.create<MulOp>(loc, result.getType(), result,
+                                      scalar(rewriter, loc, op.getScale()));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct ChunkPass : public mlir::attn::impl::ChunkPassBase<ChunkPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -131,5 +242,6 @@ struct ChunkPass : public mlir::attn::impl::ChunkPassBase<ChunkPass> {
 } // namespace
 
 void mlir::attn::populateChunkPatterns(RewritePatternSet &patterns) {
-  patterns.add<ChunkAttention, ChunkGlobalTerm>(patterns.getContext());
+  patterns.add<ChunkAttention, ChunkGlobalTerm, ChunkCausalLinear>(
+      patterns.getContext());
 }

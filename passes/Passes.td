@@ -167,6 +167,14 @@ def ChunkPass : Pass<"attn-chunk", "::mlir::func::FuncOp"> {
     - `attn.chunked_linear` becomes per-chunk states K_g^T V_g
       (`attn.chunk_state`), an exclusive prefix over chunks when causal or the
       total when not (`attn.chunk_scan`), and Q_g . state (`attn.state_apply`).
+    - Causal `attn.linear_attn` becomes FLASH's two parts in chunks of 128
+      rows, without FLASH's gating: with phi(q), phi(k) (the feature map in
+      elementwise ops), its numerator is an attention within chunks under
+      `causal_chunk` with score qk plus a causal `attn.chunked_linear`, and
+      its denominator the same with values a column of ones (v's first
+      column to the power 0); both then become the chunk ops above. The
+      row-wise form it replaces is O(n^2); this one is linear in n and
+      streams and decodes as causal FLASH.
 
     Results go back to sequence form with `attn.unchunk`, which drops the
     padding. The rewrite is exact (tests/e2e compare before and after).

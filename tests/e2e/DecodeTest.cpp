@@ -237,6 +237,24 @@ TEST(Decode, LayersOfTwoChunkSizesStepsEqualTheWholeRun) {
                                 /*program=*/false, how);
 }
 
+/// Causal linear attention runs in chunks of 128 (attn-chunk): the chunk
+/// prefix of its numerator's and its denominator's states carried, the
+/// current chunk's rows attended to within it.
+TEST(Decode, CausalLinearAttentionStepsEqualTheWholeRun) {
+  Decoding how;
+  how.blockRows = 128;
+  expectDecodingMatchesWholeRun(R"(model lin {
+  dim d = 32
+  dim n : seq
+  dim b : batch
+  input x : f32[b, n, d]
+  output y = linear_attention(x, causal = true)
+}
+)",
+                                "x", "y", /*rowAxis=*/1, /*program=*/false,
+                                how);
+}
+
 TEST(Decode, TokenModelWithFlashPytorchOptionsStepsEqualTheWholeRun) {
   expectDecodingMatchesWholeRun(kTokenModel, "ids", "logits", /*rowAxis=*/1);
 }

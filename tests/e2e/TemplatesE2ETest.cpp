@@ -294,13 +294,14 @@ struct ExampleCase {
 
 const std::vector<ExampleCase> &exampleCases() {
   // flash.attn's chunk is 256: n = 300 is not a multiple, 100 is below it.
+  // linear.attn runs in chunks of 128 (attn-chunk): 300 is two and a part.
   // Blocked attention uses blocks of 64 keys inside chunks and 128 over a
   // sequence: n = 300 spans several query and key blocks (causal skipping).
   static const std::vector<ExampleCase> cases = {{"flash.attn", {{2, 300}, {1, 100}, {1, 1}}},
           {"flash_bidir.attn", {{2, 300}, {1, 1}}},
           {"gau.attn", {{2, 70}, {1, 300}, {1, 1}}},
           {"mhsa.attn", {{2, 40}, {1, 300}, {1, 1}}},
-          {"linear.attn", {{1, 60}, {1, 1}}},
+          {"linear.attn", {{1, 60}, {2, 300}, {1, 1}}},
           {"local.attn", {{2, 150}, {1, 1}}},
           {"custom_gau.attn", {{1, 90}, {1, 1}}},
           {"flash_lm.attn", {{2, 40}}}};
