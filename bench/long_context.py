@@ -21,7 +21,7 @@ and for a causal model:
 
   bench/long_context.py --attnc build/bin/attnc --lengths 8192,262144,1048576 \\
       --rows 8192 --threads 2 --check 262144
-  bench/long_context.py --attnc build/bin/attnc --model examples/flash_bidir.attn \
+  bench/long_context.py --attnc build/bin/attnc --model examples/flash_bidir.attn \\
       --lengths 8192,262144,1048576 --rows 8192 --threads 2 --check 262144
 """
 import argparse
@@ -79,7 +79,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--attnc", default=os.path.join(ROOT, "build/bin/attnc"))
     parser.add_argument("--model", default=os.path.join(ROOT, "examples/flash.attn"),
-                        help="a FLASH layer with d = 512, chunk = 256 (causal or not)")
+                        help="a layer of d = 512 with input x, output y, whose chunks divide 256 "
+                             "(FLASH, bench/linear_*.attn; causal or not)")
     parser.add_argument("--lengths", default="8192,262144,1048576")
     parser.add_argument("--rows", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=2)

@@ -64,8 +64,9 @@ struct CodegenOptions {
   int autoscheduleThreads = 1;
   /// > 0: the pipeline is the kernel of one block of this many rows of the
   /// model's sequence dim, and ModelPipeline::run runs it block after block
-  /// (Stream.h: causal models whose only mixing across rows is chunked,
-  /// e.g. FLASH causal; memory is that of a block, not of the sequence).
+  /// (Stream.h: models whose only mixing across rows is chunked, e.g.
+  /// FLASH and linear attention; memory is that of a block, not of the
+  /// sequence).
   int64_t streamRows = 0;
   /// The streamed kernel is for decoding (Decode.h): checkStreamable's
   /// errors say so, and attention over the whole sequence (causal) keeps a
@@ -212,7 +213,7 @@ public:
 
 private:
   ModelPipeline();
-  /// build() without the step kernels.
+  /// build() without the step kernels or the totals kernel.
   static std::unique_ptr<ModelPipeline>
   buildKernels(mlir::func::FuncOp model, const CodegenOptions &options);
   struct Impl;

@@ -1,8 +1,8 @@
 //===- LinearAttention.cpp - attn -> Halide: linear attention -------------===//
 //
 // This file lowers attn.linear_attn (feature map, normalisation; the
-// non-causal form through the s x e state phi(K)^T V, the causal form,
-// where attn-chunk has not rewritten it into chunks, through row-wise
+// where attn-chunk has not rewritten it into chunks: the non-causal form
+// through the s x e state phi(K)^T V, the causal form through row-wise
 // masked scores) and
 // attn.chunked_linear, FLASH's global term: per-chunk K^T V states, an
 // exclusive prefix over chunks (causal) or their total, then Q . state.

@@ -161,7 +161,18 @@ std::unique_ptr<ModelPipeline> ModelPipeline::build(mlir::func::FuncOp model,
   if (!options.decode) {
     // A sum over the whole sequence: a first sweep of the totals kernel
     // (Stream.h); checkStreamable keeps totals out of programs.
-    if (result->impl->program || !hasTotals(result->impl->lowering))
+    if (const Program *program = result->impl->program.get()) {
+      for (const std::unique_ptr<ProgramKernel> &kernel : program->kernels)
+        if (hasTotals(kernel->lowering)) {
+          model.emitError() << "internal error: a kernel of model '"
+                            << model.getSymName()
+                            << "' sums over the whole sequence, which a "
+                               "program does not stream";
+          return nullptr;
+        }
+      return result;
+    }
+    if (!hasTotals(result->impl->lowering))
       return result;
     CodegenOptions totalsOptions = options;
     totalsOptions.streamTotals = true;

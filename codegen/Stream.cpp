@@ -1,4 +1,4 @@
-//===- Stream.cpp - a causal model run over blocks of rows ----------------===//
+//===- Stream.cpp - a chunked model run over blocks of rows ---------------===//
 //
 // This file implements streaming (Stream.h): the check that a model can run
 // block by block, and the loop that runs its kernel over the blocks. The
@@ -104,11 +104,11 @@ static std::string whyNotStreamable(mlir::Operation *op,
       return "";
   if (mlir::isa<attn::TransposeOp, attn::MatmulOp>(op))
     return "a matmul or transpose of activations mixes the sequence's rows";
-  // Causal linear attention is in chunks by now (attn-chunk).
+  // Linear attention over its own rows is in chunks by now (attn-chunk).
   if (mlir::isa<attn::LinearAttnOp, attn::ChunkedLinearOp>(op))
-    return "linear attention sums over the whole sequence (non-causal: one "
-           "state of every row, not streamed yet; causal linear attention "
-           "streams)";
+    return "linear attention over keys that are not the queries' rows "
+           "(another sequence) is not cut into chunks, and sums over the "
+           "whole sequence of keys";
   return "it is not one of the ops a streamed kernel supports";
 }
 
@@ -478,6 +478,11 @@ public:
     if (step && !stepRunner)
       return runtime::Result::error(
           ATTN_ERROR_ARGUMENT, "internal error: a step without a step kernel");
+    // Without the first sweep, the totals would be zero: a wrong answer.
+    if (totalsRunner && !summed)
+      return runtime::Result::error(
+          ATTN_ERROR_ARGUMENT, "internal error: a block of a model that sums "
+                               "over the whole sequence before its totals");
     std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
     runtime::Result ran =
         state.run(inputs, views, rows, step ? stepRunner : runner);
@@ -485,7 +490,10 @@ public:
       state.advance(rows);
     return ran;
   }
-  void reset() override { state.reset(); }
+  void reset() override {
+    state.reset();
+    summed = false;
+  }
   int64_t stateBytes() const override { return state.bytes(); }
   bool sweepsTwice() const override { return bool(totalsRunner); }
   runtime::Result sumTotals(const std::vector<Buffer<float>> &inputs,
@@ -498,11 +506,15 @@ public:
       state.advance(rows);
     return ran;
   }
-  void endTotals(int64_t rows) override { state.endTotals(rows); }
+  void endTotals(int64_t rows) override {
+    state.endTotals(rows);
+    summed = true;
+  }
 
 private:
   StreamState state;
   BlockRunner runner, stepRunner, totalsRunner;
+  bool summed = false; ///< The first sweep has ended (endTotals).
 };
 } // namespace
 

@@ -1,9 +1,10 @@
-//===- Stream.h - a causal model run over blocks of rows --------*- C++ -*-===//
+//===- Stream.h - a chunked model run over blocks of rows -------*- C++ -*-===//
 //
 // This file declares streaming (CodegenOptions::streamRows, `attnc run |
 // bench --stream-rows R`): a model whose only mixing across the rows of its
-// sequence dim is chunked and causal (FLASH causal: quadratic attention
-// inside chunks, an exclusive prefix of chunk states across them) runs as
+// sequence dim is chunked (FLASH and linear attention, attn-chunk's form:
+// quadratic attention inside chunks, an exclusive prefix of chunk states
+// across them when causal, their total when not) runs as
 // one kernel over blocks of R rows, block after block. Between blocks the
 // kernel carries, per causal chunk_scan, the sum of the earlier blocks'
 // chunk states, and per token_shift the previous block's last row; RoPE's
@@ -46,8 +47,10 @@ bool attendsWithinChunks(mlir::attn::AttentionOp attention);
 /// dense, products with weights, norms, RoPE, embedding, split and row),
 /// shift them by one (token_shift) or mix them
 /// within chunks whose size divides the block (chunk, unchunk, attention
-/// over chunks, chunk_state, state_apply, and chunk_scan exclusive, the
-/// causal prefix; a decoding step kernel's blocks lie within a chunk,
+/// over chunks, chunk_state, state_apply, and chunk_scan: exclusive, the
+/// causal prefix, or not decoding a total in the model's own function fed
+/// by no other total (two sweeps); a decoding step kernel's blocks lie
+/// within a chunk,
 /// CodegenOptions::chunkStep), or, decoding, attention over the whole
 /// sequence under a causal mask (a key/value cache). Emits an
 /// error at the offending op (or the model) otherwise.

@@ -119,6 +119,24 @@ struct ChunkGlobalTerm : OpRewritePattern<ChunkedLinearOp> {
 /// other (C^2 (s + e) per chunk), and to the earlier chunks through their
 /// summed K^T V state (s e per row, the state [s, e] per chunk).
 constexpr int64_t kLinearChunk = 128;
+/// Non-causal linear attention's: only the states, summed over all chunks
+/// (as few as keep a GEMM per chunk deep and a short sequence's padding
+/// cheap).
+constexpr int64_t kLinearTotalChunk = 256;
+
+/// The value whose rows `x`'s rows are: through ops that keep rows apart
+/// and in place (splits, products with weights, norms, elementwise ops of
+/// one operand).
+Value rowSource(Value x) {
+  while (Operation *op = x.getDefiningOp()) {
+    if (!isa<SplitOp, DenseOp, LayerNormOp, RmsNormOp, ScaleNormOp, RopeOp,
+             ScaleOffsetOp, TokenShiftOp, NegOp, SiluOp, GeluOp, ReluOp,
+             SigmoidOp, ExpOp, TanhOp, SqrtOp>(op))
+      break;
+    x = op->getOperand(0);
+  }
+  return x;
+}
 
 /// `map(x)`, elementwise, in primitive ops.
 Value featureMap(PatternRewriter &rewriter, Location loc, FeatureMap map,
@@ -154,16 +172,8 @@ Value scalar(PatternRewriter &rewriter, Location loc, double value) {
 /// sum_{j <= i} (q[i] . k[j]) v[j] in FLASH's terms: attention within
 /// chunks (causal_chunk, score q . k) plus the exclusive prefix of the
 /// earlier chunks' states (chunked_linear); both become chunk ops below.
-Value causalSums(PatternRewriter &rewriter, Location loc, Value q, Value k,
-                 Value v, int64_t size) {
-  Type type = RankedTensorType::get(
-      [&] {
-        SmallVector<int64_t> shape(
-            cast<RankedTensorType>(q.getType()).getShape());
-        shape.back() = cast<RankedTensorType>(v.getType()).getShape().back();
-        return shape;
-      }(),
-      rewriter.getF32Type());
+Value causalSums(PatternRewriter &rewriter, Location loc, Type type, Value q,
+                 Value k, Value v, int64_t size) {
   auto local = rewriter.create<AttentionOp>(
       loc, type, q, k, v,
       MaskAttr::get(rewriter.getContext(), MaskKind::causal_chunk, size),
@@ -180,26 +190,80 @@ Value causalSums(PatternRewriter &rewriter, Location loc, Value q, Value k,
   return rewriter.create<AddOp>(loc, type, local, earlier);
 }
 
-/// Causal linear attention in chunks (FLASH's form without its gating):
-/// numerator and denominator each as causalSums, the denominator's values
-/// a column of ones. What the row-wise form computes in O(n^2), in O(n),
-/// and causal FLASH's carries stream and decode it.
-struct ChunkCausalLinear : OpRewritePattern<LinearAttnOp> {
+/// Whether `a` and `b` have the same rows: one value, or two of the
+/// function's arguments whose rows are the same dim (`attn.dims`).
+bool sameRows(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto argA = dyn_cast<BlockArgument>(a), argB = dyn_cast<BlockArgument>(b);
+  if (!argA || !argB || argA.getOwner() != argB.getOwner())
+    return false;
+  auto func = dyn_cast<func::FuncOp>(argA.getOwner()->getParentOp());
+  if (!func)
+    return false;
+  auto rowDim = [&](BlockArgument arg) -> StringRef {
+    auto dims =
+        func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "attn.dims");
+    if (!dims || dims.size() < 2)
+      return "";
+    auto name = dyn_cast<StringAttr>(dims[dims.size() - 2]);
+    return name ? name.getValue() : "";
+  };
+  StringRef dim = rowDim(argA);
+  return !dim.empty() && dim == rowDim(argB);
+}
+
+/// sum_j (q[i] . k[j]) v[j] over all j: the total of the chunks' states
+/// (chunked_linear, not causal).
+Value totalSums(PatternRewriter &rewriter, Location loc, Type type, Value q,
+                Value k, Value v, int64_t size) {
+  return rewriter.create<ChunkedLinearOp>(loc, type, q, k, v, size,
+                                          /*causal=*/false, /*scale=*/1.0,
+                                          /*divide_by_length=*/false);
+}
+
+/// Linear attention in chunks: numerator and denominator each as
+/// causalSums (FLASH's form without its gating) or totalSums, the
+/// denominator's values a column of ones. Causal, what the row-wise form
+/// computes in O(n^2), in O(n); the chunk ops' GEMMs compute both forms'
+/// states, and causal FLASH's carries (two sweeps when not causal) stream
+/// them.
+struct ChunkLinearAttention : OpRewritePattern<LinearAttnOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearAttnOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.getCausal())
-      return rewriter.notifyMatchFailure(op, "not causal: one K^T V state");
+    // Chunked, queries and keys are cut into the same chunks.
+    if (!op.getCausal() &&
+        !sameRows(rowSource(op.getQ()), rowSource(op.getK())))
+      return rewriter.notifyMatchFailure(
+          op, "keys that may be of another sequence than the queries");
+    // Attention within chunks needs static widths (as attention does).
+    for (Value x : {op.getQ(), op.getK(), op.getV()}) {
+      auto type = cast<RankedTensorType>(x.getType());
+      if (type.isDynamicDim(type.getRank() - 1))
+        return rewriter.notifyMatchFailure(op, "a width is not static");
+    }
     auto vType = cast<RankedTensorType>(op.getV().getType());
-    if (vType.isDynamicDim(vType.getRank() - 1))
-      return rewriter.notifyMatchFailure(op, "v's width is not static");
     Location loc = op.getLoc();
     Value q = featureMap(rewriter, loc, op.getFeature(), op.getQ());
     Value k = featureMap(rewriter, loc, op.getFeature(), op.getK());
-    Value result = causalSums(rewriter, loc, q, k, op.getV(), kLinearChunk);
+    // The result's type, `values`' width.
+    auto sums = [&](Value values) {
+      auto resultType = cast<RankedTensorType>(op.getType());
+      SmallVector<int64_t> shape(resultType.getShape());
+      shape.back() = cast<RankedTensorType>(values.getType()).getShape().back();
+      auto type = RankedTensorType::get(shape, resultType.getElementType());
+      return op.getCausal()
+                 ? causalSums(rewriter, loc, type, q, k, values, kLinearChunk)
+                 : totalSums(rewriter, loc, type, q, k, values,
+                             kLinearTotalChunk);
+    };
+    Value result = sums(op.getV());
     if (op.getNormalize()) {
-      // A column of ones: v's first to the power 0 (1 for any value, NaN
-      // and infinities too).
+      // A column of ones: v's first to the power 0 (1 for any finite
+      // value; where v is not finite, so is the numerator). The feature
+      // map comes before the chunks' zero padding, and the division after
+      // them: padded rows are never divided.
       Value column = op.getV();
       int64_t e = vType.getShape().back();
       if (e != 1) {
@@ -215,7 +279,7 @@ struct ChunkCausalLinear : OpRewritePattern<LinearAttnOp> {
       }
       Value ones = rewriter.create<PowOp>(loc, column.getType(), column,
                                           scalar(rewriter, loc, 0.0));
-      Value den = causalSums(rewriter, loc, q, k, ones, kLinearChunk);
+      Value den = sums(ones);
       result = rewriter.create<DivOp>(loc, result.getType(), result, den);
     }
     if (op.getScale() != 1.0)
@@ -242,6 +306,6 @@ struct ChunkPass : public mlir::attn::impl::ChunkPassBase<ChunkPass> {
 } // namespace
 
 void mlir::attn::populateChunkPatterns(RewritePatternSet &patterns) {
-  patterns.add<ChunkAttention, ChunkGlobalTerm, ChunkCausalLinear>(
+  patterns.add<ChunkAttention, ChunkGlobalTerm, ChunkLinearAttention>(
       patterns.getContext());
 }

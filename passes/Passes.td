@@ -175,6 +175,11 @@ def ChunkPass : Pass<"attn-chunk", "::mlir::func::FuncOp"> {
       column to the power 0); both then become the chunk ops above. The
       row-wise form it replaces is O(n^2); this one is linear in n and
       streams and decodes as causal FLASH.
+    - Non-causal `attn.linear_attn` whose queries and keys are the same
+      rows (one value through row-wise ops, or arguments of the same
+      sequence dim) becomes a non-causal `attn.chunked_linear` in chunks of
+      256 for the numerator and one for the denominator: per-chunk GEMMs
+      and their total, which streams in two sweeps.
 
     Results go back to sequence form with `attn.unchunk`, which drops the
     padding. The rewrite is exact (tests/e2e compare before and after).

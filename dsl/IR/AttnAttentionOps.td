@@ -175,7 +175,9 @@ def Attn_LinearAttnOp : Attn_Op<"linear_attn", [Pure, Attn_RowwiseStageTrait]> {
 
     The sums run over all keys, or over j <= i (inclusive, the RNN form)
     when causal. `attn-chunk` rewrites the causal form into chunks of 128
-    rows (FLASH's local and global parts, linear in n).
+    rows (FLASH's local and global parts, linear in n), and the non-causal
+    form, when queries and keys are the same rows, into the total of
+    chunks' states.
 
     Rules: q, k, v have the same rank >= 2 and compatible batch dims; q and k
     have the same feature dim, k and v the same sequence dim; causal needs

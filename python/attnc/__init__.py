@@ -250,11 +250,12 @@ def load(path, model=None, weights=None, target="host", threads=None,
     cache_dir, cache: where compiled kernels are kept (default as for the
         CLI: $ATTNC_CACHE_DIR, else ~/.cache/attnc); cache=False compiles
         anew and keeps nothing.
-    stream_rows: run a chunked model (FLASH) over blocks of this many
-        rows of its sequence, the chunk prefix carried between blocks
-        (non-causal: two sweeps, the first summing the chunk states;
-        `attnc run --stream-rows`): memory of a block, not of the
-        sequence. A model that cannot stream is a CompileError at the op.
+    stream_rows: run a chunked model (FLASH, linear attention) over
+        blocks of this many rows of its sequence, the chunk prefix
+        carried between blocks (non-causal: two sweeps, the first summing
+        the chunk states; `attnc run --stream-rows`): memory of a block,
+        not of the sequence. A model that cannot stream is a CompileError
+        at the op.
     decode: compile for incremental decoding (m.decoder(); a streamed
         model in blocks of its chunk, or of stream_rows). A model that
         cannot be decoded (GAU, MHSA: attention over the whole sequence)

@@ -158,6 +158,42 @@ INSTANTIATE_TEST_SUITE_P(
                        kVariants),
     caseName);
 
+//===--- linear attention in chunks ---------------------------------------===//
+
+/// attn-chunk runs linear attention in chunks (128 rows causal, 256 not):
+/// sequences of several chunks, the last partial, non-causal and causal
+/// (examples/linear.attn, elu+1, at n = 300 too), and the primitive with
+/// its scale and without normalisation.
+class LinearAttentionOverChunksTest : public ::testing::TestWithParam<Variant> {
+};
+
+TEST_P(LinearAttentionOverChunksTest, MatchesTheFp64Reference) {
+  const std::vector<Shape> shapes = {{1, 600}, {2, 300}};
+  for (const char *body :
+       {"linear_attention(x)",
+        "linear_attention(x, feature = relu, causal = true)"}) {
+    auto model = compileAttn(templateModel(body), kindOf(GetParam()),
+                             targetOf(GetParam()));
+    expectMatchesReference(*model, shapes, 13, 7, 1e-4, body);
+  }
+  auto primitive = compileAttn(R"(model p {
+  dim n : seq
+  dim b : batch
+  input x : f32[b, n, 16]
+  output y = linear_attention(x, x, x, feature = identity, normalize = false, scale = 0.25)
+  output z = linear_attention(x, x, x, feature = identity, normalize = false, scale = 0.25, causal = true)
+}
+)",
+                               kindOf(GetParam()), targetOf(GetParam()));
+  expectMatchesReference(*primitive, shapes, 13, 7, 1e-4, "primitive");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Linear, LinearAttentionOverChunksTest, kVariants,
+    [](const ::testing::TestParamInfo<Variant> &info) {
+      return std::string(variantName(info.param));
+    });
+
 //===--- token ids --------------------------------------------------------===//
 
 /// A language model from token ids to logits: embedding and scaled

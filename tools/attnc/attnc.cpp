@@ -223,11 +223,11 @@ cl::opt<bool> noCache(cl::cat(attncOptions), "no-cache",
                       cl::sub(tuneCmd));
 cl::opt<int64_t> streamRows(
     cl::cat(attncOptions), "stream-rows",
-    cl::desc("Run a chunked model (FLASH) over blocks of this many rows of "
-             "its sequence, carrying the chunk prefix between them (non-"
-             "causal: two sweeps, the first summing the chunk states): "
-             "memory of a block, not of the sequence (0: whole; generate: 0 "
-             "is blocks of the model's chunk)"),
+    cl::desc("Run a chunked model (FLASH, linear attention) over blocks of "
+             "this many rows of its sequence, carrying the chunk prefix "
+             "between them (non-causal: two sweeps, the first summing the "
+             "chunk states): memory of a block, not of the sequence (0: "
+             "whole; generate: 0 is blocks of the model's chunk)"),
     cl::value_desc("rows"), cl::init(0), cl::sub(runCmd),
     cl::sub(generateCmd), cl::sub(benchCmd));
 cl::opt<int> warmup(cl::cat(attncOptions), "warmup",
