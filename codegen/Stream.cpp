@@ -86,9 +86,20 @@ static std::string whyNotStreamable(mlir::Operation *op,
                    "non-causal model), which a decoded row has not seen; "
                    "only causal models decode";
     // Decoding keeps the keys and values of the earlier rows (a cache).
+    std::string size = std::to_string(attention.getMask().getSize());
+    if (mask == attn::MaskKind::window)
+      return "its window of " + size +
+             " rows reaches back into the rows before the block, whose keys "
+             "and values are not kept from block to block (not built yet)";
+    if (mask == attn::MaskKind::chunk || mask == attn::MaskKind::causal_chunk)
+      return "it attends within blocks of " + size +
+             " rows under a softmax, which attn-chunk does not cut into "
+             "chunks (padded keys would take part in it); not streamed yet";
     if (mask != attn::MaskKind::causal)
-      return "it attends over the whole sequence with a mask other than "
-             "causal (only causal attention keeps a key/value cache)";
+      return "it attends to later rows of the sequence (mask '" +
+             attn::stringifyMaskKind(mask).str() +
+             "'), which the block does not hold; only causal attention "
+             "keeps a key/value cache";
     if (!decode)
       return "it attends over the whole sequence (keys of every earlier "
              "block), not within chunks; decoding (attnc generate) keeps "

@@ -395,8 +395,8 @@ TEST(Decode, AttentionOverTheWholeSequenceWithoutACausalMaskIsRefused) {
                        /*decode=*/true);
   EXPECT_FALSE(model->jit);
   EXPECT_NE(model->diagnostics.find(
-                "'attn.attention' here: it attends over the whole sequence "
-                "with a mask other than causal"),
+                "'attn.attention' here: it attends to later rows of the "
+                "sequence (mask 'none'), which the block does not hold"),
             std::string::npos)
       << model->diagnostics;
 }
