@@ -150,6 +150,9 @@ public:
     bool cache = false; ///< A cache (Lowering::StreamCarry).
     /// A key/value cache of the decoder's capacity, else a chunk's.
     bool sizedByCapacity() const { return cache && sizes.at(1) == 0; }
+    bool operator==(const CarryShape &other) const {
+      return sizes == other.sizes && cache == other.cache;
+    }
   };
   std::vector<std::vector<CarryShape>> streamCarries() const;
 

@@ -108,23 +108,6 @@ struct ModelPipeline::Impl {
 ModelPipeline::ModelPipeline() = default;
 ModelPipeline::~ModelPipeline() = default;
 
-/// Whether two kernels' carries have the same shapes, in the same order.
-static bool sameCarries(
-    const std::vector<std::vector<ModelPipeline::CarryShape>> &a,
-    const std::vector<std::vector<ModelPipeline::CarryShape>> &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t call = 0; call < a.size(); ++call) {
-    if (a[call].size() != b[call].size())
-      return false;
-    for (size_t c = 0; c < a[call].size(); ++c)
-      if (a[call][c].sizes != b[call][c].sizes ||
-          a[call][c].cache != b[call][c].cache)
-        return false;
-  }
-  return true;
-}
-
 /// Whether two lists of tensors have the same names and shapes.
 static bool sameTensors(const std::vector<TensorInfo> &a,
                         const std::vector<TensorInfo> &b) {
@@ -142,7 +125,8 @@ static bool sameTensors(const std::vector<TensorInfo> &a,
 static bool sameInterface(mlir::func::FuncOp model,
                           const ModelPipeline &result,
                           const ModelPipeline &kernels, const char *what) {
-  if (sameCarries(result.streamCarries(), kernels.streamCarries()) &&
+  // The carries' shapes, per call in order.
+  if (result.streamCarries() == kernels.streamCarries() &&
       sameTensors(result.weights(), kernels.weights()))
     return true;
   model.emitError() << "internal error: the " << what << " of model '"
@@ -654,8 +638,7 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
                       bool step) override {
     std::vector<Buffer<float>> out = outputs;
     if (step && !impl.step)
-      return runtime::Result::error(
-          ATTN_ERROR_ARGUMENT, "internal error: a step without a step kernel");
+      return noStepKernel();
     Impl &kernels = step ? *impl.step->impl : impl;
     runtime::Result ran =
         kernels.runProgram(inputs, weights, out, &states, rows);

@@ -449,9 +449,7 @@ runtime::Result StreamState::run(const std::vector<Buffer<float>> &inputs,
 }
 
 void StreamState::advance(int rows) {
-  for (size_t c = 0; c < carries.size(); ++c)
-    if (!caches[c])
-      std::swap(carries[c], nexts[c]);
+  runtime::advanceCarries(carries, nexts, caches);
   at += rows;
 }
 
@@ -464,6 +462,11 @@ void StreamState::endTotals(int64_t rows) {
           [rows](float &value) { value /= float(rows); });
   }
   at = 0;
+}
+
+runtime::Result noStepKernel() {
+  return runtime::Result::error(
+      ATTN_ERROR_ARGUMENT, "internal error: a step without a step kernel");
 }
 
 runtime::Result
@@ -487,8 +490,7 @@ public:
                       const std::vector<Buffer<float>> &outputs, int rows,
                       bool step) override {
     if (step && !stepRunner)
-      return runtime::Result::error(
-          ATTN_ERROR_ARGUMENT, "internal error: a step without a step kernel");
+      return noStepKernel();
     // Without the first sweep, the totals would be zero: a wrong answer.
     if (totalsRunner && !summed)
       return runtime::Result::error(

@@ -167,6 +167,10 @@ private:
   int64_t at = 0;
 };
 
+/// The error of a step asked of blocks without a step kernel (decoding
+/// keeps them apart; an internal error).
+runtime::Result noStepKernel();
+
 /// Runs the blocks of one sequence: a streamed pipeline (StreamState), or
 /// a streamed program (one StreamState per step).
 class SequenceBlocks {

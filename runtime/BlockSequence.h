@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
 
 namespace attnc::runtime {
 
@@ -44,6 +46,17 @@ struct CacheRows {
 inline CacheRows cacheRows(int64_t cacheRows, int64_t offset, int64_t rows) {
   int64_t first = offset % cacheRows;
   return {first, rows < cacheRows - first ? rows : cacheRows - first};
+}
+
+/// After a block ran: each carry takes its next value, whose memory the
+/// old value's becomes (swapped), but caches, which the block wrote in
+/// place. `Carry` is any buffer type (the JIT's and the C runtime's).
+template <typename Carry>
+void advanceCarries(std::vector<Carry> &carries, std::vector<Carry> &nexts,
+                    const std::vector<bool> &caches) {
+  for (size_t c = 0; c < carries.size(); ++c)
+    if (!caches[c])
+      std::swap(carries[c], nexts[c]);
 }
 
 /// A decoded sequence's position, and how an append is cut into pieces.

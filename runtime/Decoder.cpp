@@ -184,9 +184,7 @@ attn_status attn_decoder_append(attn_decoder *decoder, int64_t rows,
           carry.data(), next.data());
       if (status != ATTN_OK)
         return Result::error(status, attn_error_message());
-      for (size_t c = 0; c < decoder->carries.size(); ++c)
-        if (!decoder->caches[c])
-          std::swap(decoder->carries[c], decoder->nexts[c]);
+      advanceCarries(decoder->carries, decoder->nexts, decoder->caches);
       return Result::success();
     };
     auto copyOut = [&](int64_t to, int count) {
