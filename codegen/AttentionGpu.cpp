@@ -220,10 +220,11 @@ mlir::LogicalResult lowerGpuTiledAttention(Lowering &lowering,
   if (softmax) {
     // One thread per row sweeps its scores; the block of scores of each
     // step is computed by all threads first. Per CUDA block (its rows).
+    // The head's extent is Halide's to infer: with two batch dims (a
+    // chunked attention) it could not prove one head per block.
     stats.compute_at(acc, cb)
         .bound_extent(bii, tileY)
-        .bound_extent(brb, 1)
-        .bound_extent(bh, 1);
+        .bound_extent(brb, 1);
     for (size_t d = 0; d < batchRank; ++d)
       stats.bound_extent(bVars[d], 1);
     gpu.shared(stats);

@@ -65,7 +65,9 @@ struct ChunkAttention : OpRewritePattern<AttentionOp> {
     bool causal = mask.getKind() == MaskKind::causal_chunk;
     if (!causal && mask.getKind() != MaskKind::chunk)
       return rewriter.notifyMatchFailure(op, "not a chunk mask");
-    if (op.getNormalize() != Normalize::none)
+    // Under a causal mask the last chunk's padded keys come after each of
+    // its real rows, so a softmax does not see them either.
+    if (op.getNormalize() != Normalize::none && !causal)
       return rewriter.notifyMatchFailure(
           op, "padded keys would take part in a softmax");
     if (!scoreIsShiftInvariant(op))
@@ -79,7 +81,7 @@ struct ChunkAttention : OpRewritePattern<AttentionOp> {
         loc, withFeature(q, cast<RankedTensorType>(v.getType()).getShape().back()),
         q, k, v,
         MaskAttr::get(getContext(), causal ? MaskKind::causal : MaskKind::none, 0),
-        Normalize::none, op.getHeads());
+        op.getNormalize(), op.getHeads());
     rewriter.inlineRegionBefore(op.getScore(), local.getScore(),
                                 local.getScore().end());
     rewriter.replaceOpWithNewOp<UnchunkOp>(op, op.getType(), local, op.getQ());

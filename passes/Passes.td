@@ -158,9 +158,11 @@ def ChunkPass : Pass<"attn-chunk", "::mlir::func::FuncOp"> {
     projections (`attn.chunk`), and:
 
     - `attn.attention` under `#attn.mask<chunk C>` / `<causal_chunk C>` with
-      `normalize = none` becomes an attention on the chunked tensors, where the
-      chunk is a batch dim and the mask is `none` / `causal`. Padded keys have
-      zero values and contribute nothing. The rewrite applies only when the
+      `normalize = none` (or any under `causal_chunk`) becomes an attention on
+      the chunked tensors, where the chunk is a batch dim and the mask is
+      `none` / `causal`. Padded keys have zero values and contribute nothing;
+      under `causal_chunk` they come after every real row of the last chunk,
+      so a softmax does not see them either. The rewrite applies only when the
       score does not read the key length `%n` and reads the positions `%i`,
       `%j` only through the distance-based `attn.rel_pos_bias` /
       `attn.t5_bias` (so positions inside a chunk give the same score).

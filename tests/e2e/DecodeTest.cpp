@@ -255,6 +255,23 @@ TEST(Decode, CausalLinearAttentionStepsEqualTheWholeRun) {
                                 how);
 }
 
+/// Softmax within causal chunks (local attention's blocks, cut into
+/// chunks by attn-chunk).
+TEST(Decode, CausalSoftmaxBlocksStepsEqualTheWholeRun) {
+  Decoding how;
+  how.blockRows = 16;
+  expectDecodingMatchesWholeRun(R"(model lb {
+  dim d = 32
+  dim n : seq
+  dim b : batch
+  input x : f32[b, n, d]
+  output y = local_attention(x, heads = 2, window = 16, block = true)
+}
+)",
+                                "x", "y", /*rowAxis=*/1, /*program=*/false,
+                                how);
+}
+
 TEST(Decode, TokenModelWithFlashPytorchOptionsStepsEqualTheWholeRun) {
   expectDecodingMatchesWholeRun(kTokenModel, "ids", "logits", /*rowAxis=*/1);
 }
