@@ -125,14 +125,28 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
   Index batch(vars.begin(), vars.end() - 3);
   Var a = vars[rank - 2], e = vars[rank - 1];
   Expr chunks = states.extents[rank - 3];
+  // One state [batch..., s, e] (the shape without the chunks): a carry's
+  // when streamed (Stream.h), or the total's; its vars, and a carry's
+  // value at them.
+  std::vector<Expr> carryExtents(states.extents.begin(),
+                                 states.extents.end() - 3);
+  carryExtents.push_back(states.extents[rank - 2]);
+  carryExtents.push_back(states.extents.back());
+  std::vector<Var> stateVars(vars.begin(), vars.end() - 3); // batch...
+  stateVars.push_back(a);
+  stateVars.push_back(e);
+  Index at = withTail(batch, {a, e});
+  auto carried = [&](const Lowering::StreamCarry &c) {
+    return HTensor{c.in, c.extents}.at(at);
+  };
+  // The sum of every chunk's state.
+  auto sumOfChunks = [&] {
+    RDom g(0, chunks, "g");
+    return sum(states.at(withTail(batch, {g, a, e})));
+  };
   if (op.getExclusive()) {
-    // Streamed (Stream.h): chunk 0 of a block sees the earlier blocks'
-    // states, the carry, and the carry's next value adds this block's.
-    // The carry: [batch..., s, e], the state's shape without the chunks.
-    std::vector<Expr> carryExtents(states.extents.begin(),
-                                   states.extents.end() - 3);
-    carryExtents.push_back(states.extents[states.rank() - 2]);
-    carryExtents.push_back(states.extents.back());
+    // Chunk 0 of a block sees the earlier blocks' states, the carry, and
+    // the carry's next value adds this block's.
     std::optional<Lowering::StreamCarry> carry, partial;
     if (lowering.streaming())
       carry = lowering.addStreamCarry(carryExtents);
@@ -141,10 +155,6 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     // kernel grows and adds to the sum once the chunk is complete.
     if (carry && lowering.options.decode)
       partial = lowering.addStreamCarry(carryExtents);
-    Index at = withTail(batch, {a, e});
-    auto carried = [&](const Lowering::StreamCarry &c) {
-      return HTensor{c.in, c.extents}.at(at);
-    };
     Expr first = 0.0f;
     if (carry)
       first = carried(*carry);
@@ -154,9 +164,6 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     if (lowering.options.chunkStep && partial) {
       // One chunk: its prefix is the carry, read in place (a view).
       Lowering::StreamCarry &sum = *carry, &part = *partial;
-      std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
-      nextVars.push_back(a);
-      nextVars.push_back(e);
       Index only = withTail(batch, {0, a, e});
       Expr rows, size;
       if (mlir::failed(stepChunk(lowering, op, rows, size)))
@@ -165,8 +172,8 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
       Expr complete = lowering.rowOffset() % size + rows == size;
       Expr grown = carried(part) + states.at(only);
       Lowering::defineCarryNext(
-          sum, nextVars, select(complete, carried(sum) + grown, carried(sum)));
-      Lowering::defineCarryNext(part, nextVars, select(complete, 0.0f, grown));
+          sum, stateVars, select(complete, carried(sum) + grown, carried(sum)));
+      Lowering::defineCarryNext(part, stateVars, select(complete, 0.0f, grown));
       lowering.set(op, t);
       return mlir::success();
     }
@@ -181,53 +188,36 @@ static mlir::LogicalResult lowerChunkScan(Lowering &lowering,
     if (carry) {
       Index last = withTail(batch, {chunks - 1, a, e});
       std::vector<Expr> lastRev(last.rbegin(), last.rend());
-      std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
-      nextVars.push_back(a);
-      nextVars.push_back(e);
-      Lowering::defineCarryNext(*carry, nextVars,
+      Lowering::defineCarryNext(*carry, stateVars,
                                 t.func(lastRev) + states.at(last));
       if (partial) // whole chunks: no partial one after the block
-        Lowering::defineCarryNext(*partial, nextVars, 0.0f);
+        Lowering::defineCarryNext(*partial, stateVars, 0.0f);
     }
   } else if (lowering.streaming()) {
     // Streamed in two sweeps (Stream.h): the total is a carry, which the
     // first sweep's kernel sums block by block and the second's reads,
     // divided by the sequence's rows (length_of) between the sweeps.
-    std::vector<Expr> carryExtents(states.extents.begin(),
-                                   states.extents.end() - 3);
-    carryExtents.push_back(states.extents[states.rank() - 2]);
-    carryExtents.push_back(states.extents.back());
     Lowering::StreamCarry &carry = lowering.addStreamCarry(carryExtents);
     carry.total = true;
     carry.perRow = bool(op.getLengthOf());
-    std::vector<Var> nextVars(vars.begin(), vars.end() - 3); // batch...
-    nextVars.push_back(a);
-    nextVars.push_back(e);
-    Index at = withTail(batch, {a, e});
-    Expr total = HTensor{carry.in, carry.extents}.at(at);
+    Expr total = carried(carry);
     define(t.func, vars, total);
     Expr next = total;
-    if (lowering.options.streamTotals) {
-      RDom g(0, chunks, "g");
-      next += sum(states.at(withTail(batch, {g, a, e})));
-    }
-    Lowering::defineCarryNext(carry, nextVars, next);
+    if (lowering.options.streamTotals)
+      next += sumOfChunks();
+    Lowering::defineCarryNext(carry, stateVars, next);
   } else {
     // The total over all chunks, once per batch entry, seen by every chunk.
-    std::vector<Var> totalVars(vars.begin(), vars.end() - 3);
-    totalVars.push_back(a);
-    totalVars.push_back(e);
     Func total("chunk_total_sum");
-    RDom g(0, chunks, "g");
-    Expr value = sum(states.at(withTail(batch, {g, a, e})));
+    Expr value = sumOfChunks();
     if (mlir::Value lengthOf = op.getLengthOf()) {
       const HTensor &like = lowering.get(lengthOf);
       value = value / cast<float>(like.extents[like.rank() - 2]);
     }
-    define(total, totalVars, value);
-    lowering.addInternalStage(total, totalVars);
-    std::vector<Expr> at(totalVars.rbegin(), totalVars.rend());
-    define(t.func, vars, total(at));
+    define(total, stateVars, value);
+    lowering.addInternalStage(total, stateVars);
+    std::vector<Expr> reversed(stateVars.rbegin(), stateVars.rend());
+    define(t.func, vars, total(reversed));
   }
   t.materialized = true;
   lowering.set(op, t);

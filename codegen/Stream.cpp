@@ -93,8 +93,10 @@ static std::string whyNotStreamable(mlir::Operation *op,
              "and values are not kept from block to block (not built yet)";
     if (mask == attn::MaskKind::chunk || mask == attn::MaskKind::causal_chunk)
       return "it attends within blocks of " + size +
-             " rows under a softmax, which attn-chunk does not cut into "
-             "chunks (padded keys would take part in it); not streamed yet";
+             " rows, but attn-chunk did not cut it into chunks (a softmax "
+             "over non-causal blocks, whose last block's padding it would "
+             "see, or a score that reads the positions or the length); not "
+             "streamed yet";
     if (mask != attn::MaskKind::causal)
       return "it attends to later rows of the sequence (mask '" +
              attn::stringifyMaskKind(mask).str() +

@@ -237,39 +237,33 @@ TEST(Decode, LayersOfTwoChunkSizesStepsEqualTheWholeRun) {
                                 /*program=*/false, how);
 }
 
+/// A one-layer model over float rows (d = 32), `output y = <layer>`,
+/// decoded in blocks of `blockRows`.
+void expectLayerDecodingMatchesWholeRun(const std::string &layer,
+                                        int64_t blockRows) {
+  std::string source = "model layer {\n  dim d = 32\n  dim n : seq\n"
+                       "  dim b : batch\n  input x : f32[b, n, d]\n"
+                       "  output y = " +
+                       layer + "\n}\n";
+  Decoding how;
+  how.blockRows = blockRows;
+  expectDecodingMatchesWholeRun(source.c_str(), "x", "y", /*rowAxis=*/1,
+                                /*program=*/false, how);
+}
+
 /// Causal linear attention runs in chunks of 128 (attn-chunk): the chunk
 /// prefix of its numerator's and its denominator's states carried, the
 /// current chunk's rows attended to within it.
 TEST(Decode, CausalLinearAttentionStepsEqualTheWholeRun) {
-  Decoding how;
-  how.blockRows = 128;
-  expectDecodingMatchesWholeRun(R"(model lin {
-  dim d = 32
-  dim n : seq
-  dim b : batch
-  input x : f32[b, n, d]
-  output y = linear_attention(x, causal = true)
-}
-)",
-                                "x", "y", /*rowAxis=*/1, /*program=*/false,
-                                how);
+  expectLayerDecodingMatchesWholeRun("linear_attention(x, causal = true)",
+                                     128);
 }
 
 /// Softmax within causal chunks (local attention's blocks, cut into
 /// chunks by attn-chunk).
 TEST(Decode, CausalSoftmaxBlocksStepsEqualTheWholeRun) {
-  Decoding how;
-  how.blockRows = 16;
-  expectDecodingMatchesWholeRun(R"(model lb {
-  dim d = 32
-  dim n : seq
-  dim b : batch
-  input x : f32[b, n, d]
-  output y = local_attention(x, heads = 2, window = 16, block = true)
-}
-)",
-                                "x", "y", /*rowAxis=*/1, /*program=*/false,
-                                how);
+  expectLayerDecodingMatchesWholeRun(
+      "local_attention(x, heads = 2, window = 16, block = true)", 16);
 }
 
 TEST(Decode, TokenModelWithFlashPytorchOptionsStepsEqualTheWholeRun) {
