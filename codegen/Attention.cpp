@@ -4,8 +4,9 @@
 // the scores S[j] = score(q_h[i] . k_h[j], i, j, m) over the keys the mask
 // keeps (the score region is translated to a Halide expression), optional
 // softmax, and the weighted sum of values. With `compute = tile` it runs in
-// blocks of queries x keys as register-tiled GEMMs per block (softmax in
-// two sweeps), skipping blocks the mask removes; with `compute = row` one
+// blocks of queries x keys as register-tiled GEMMs per block (softmax
+// online: one sweep, rescaling as row maxima grow), skipping blocks the
+// mask removes; with `compute = row` one
 // row of scores at a time. No n x m score matrix is ever stored. Blocked
 // attention on CUDA is in AttentionGpu.cpp; the score-region translation
 // (arith/math ops, rel_pos_bias, t5_bias) in ScoreRegion.cpp.
@@ -15,6 +16,8 @@
 #include "codegen/LoweringImpl.h"
 #include "codegen/ScoreRegion.h"
 #include "codegen/Stream.h"
+
+#include <cfloat>
 
 namespace attnc::codegen {
 
@@ -134,12 +137,14 @@ defineBlockScores(Lowering &lowering, attn::AttentionOp attention,
 /// parallel) and each key block the mask keeps:
 ///   W    = f(Q_blk K_blk^T) masked          (register-tiled GEMM over dk)
 ///   acc += W V_blk                          (register-tiled GEMM over T)
-/// With softmax, a first sweep over the key blocks takes each row's maximum
-/// m of the masked scores, and W = exp(score - m) (0 where masked); the
-/// second sweep also sums W per row (l) and the output is acc / l (0 for a
-/// row without kept keys). A T x T block of weights is the largest score
-/// buffer, and key blocks a mask removes entirely (the upper half of causal
-/// attention) are skipped: the loop over key blocks carries the mask as a
+/// With softmax, W = exp(score - m_b) (0 where masked) with m_b the row's
+/// maximum over the block, l_b = the row sums of W, and the accumulators
+/// (acc, l, m) take each block online: m' = max(m, m_b), and acc, l and the
+/// block's W V, l_b are scaled by exp(m - m') and exp(m_b - m') before they
+/// add. The output is acc / l (0 for a row without kept keys). Two T x T
+/// blocks (scores and weights) are the largest score buffers, and key
+/// blocks a mask removes entirely (the upper half of causal attention) are
+/// skipped: the loop over key blocks carries the mask as a
 /// predicate that Halide turns into loop bounds.
 static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
                                                attn::AttentionOp attention,
@@ -195,40 +200,39 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
       bii = bVars[batchRank + 2];
   Expr blockRow = brb * block + bii;
 
-  // Softmax, first sweep: the row maximum over the kept key blocks.
-  Func rowMax("attention_row_max"), maxScores("attention_max_scores"),
-      maxQk, blockMax("attention_block_max");
-  RDom maxR;
-  RDom kdMax(0, keyBlocks, "kdm");
-  std::vector<Var> mVars = makeVars(rank + 1, "x"); // batch..., h, kb, i
-  if (softmax) {
-    Expr score;
-    if (mlir::failed(scoreBlock("attention_max", maxQk, maxR, score)))
-      return mlir::failure();
-    define(maxScores, sVars, select(keep, score, -INFINITY));
-    RDom jm(0, block, "jm");
-    Index mBatch(mVars.begin(), mVars.begin() + batchRank);
-    define(blockMax, mVars,
-           maximum(callAt(maxScores,
-                          withTail(mBatch, {mVars[rank - 2], mVars[rank],
-                                            mVars[rank - 1] * block + jm}))));
-    define(rowMax, bVars, -INFINITY);
-    kdMax.where(kept(brb, kdMax));
-    std::vector<Expr> at(bVars.rbegin(), bVars.rend());
-    rowMax(at) = max(rowMax(at), callAt(blockMax, withTail(bBatch, {bh, kdMax,
-                                                                     blockRow})));
-  }
-
-  // The weights of one block: f(score) or exp(score - m), 0 where masked.
-  Func weights("attention_weights"), qk;
-  RDom qkR;
+  // One block of scores of head h and its weights. Without softmax the
+  // weights are f(score), 0 where masked, computed per register tile of
+  // the score GEMM. With softmax the block's masked scores (-inf where
+  // masked) are stored first, each row's maximum m_b over the block is
+  // taken, and the weights are exp(score - m_b): relative to the block's
+  // own maximum, so no sweep over the other key blocks comes first (the
+  // accumulator below rescales when a later block's maximum is larger).
+  Func weights("attention_weights"), scores("attention_scores"), qk;
+  Func blockMax("attention_block_max");
+  std::vector<Var> xVars = makeVars(rank + 1, "x"); // batch..., h, kb, i
+  Index xBatch(xVars.begin(), xVars.begin() + batchRank);
+  RDom qkR, jm;
   {
     Expr score;
     if (mlir::failed(scoreBlock("attention", qk, qkR, score)))
       return mlir::failure();
-    if (softmax)
-      score = exp(score - callAt(rowMax, withTail(sBatch, {sh, si / block,
-                                                           si % block})));
+    if (softmax) {
+      define(scores, sVars, select(keep, score, -INFINITY));
+      // Starts at the lowest finite float, so that a row the mask removes
+      // from the whole block has a finite maximum (its weights are 0).
+      define(blockMax, xVars, -FLT_MAX);
+      jm = RDom(0, block, "jm");
+      std::vector<Expr> at(xVars.rbegin(), xVars.rend());
+      blockMax(at) = max(blockMax(at),
+                         callAt(scores, withTail(xBatch, {xVars[batchRank],
+                                                          xVars[rank],
+                                                          xVars[rank - 1] *
+                                                                  block +
+                                                              jm})));
+      Expr stored = callAt(scores, toIndex(sVars));
+      score = exp(stored - callAt(blockMax, withTail(sBatch, {sh, sj / block,
+                                                              si})));
+    }
     define(weights, sVars, select(keep, score, 0.0f));
   }
 
@@ -254,15 +258,22 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   }
   Func rowSum("attention_row_sum");
   std::vector<Var> lVars(pVars.begin(), pVars.end() - 1); // batch..., h, kb, i
+  RDom jl(0, block, "jl");
   if (softmax) {
-    RDom jl(0, block, "jl");
-    define(rowSum, lVars,
-           sum(callAt(weights, withTail(pBatch, {ph, pi, pkb * block + jl}))));
+    define(rowSum, lVars, 0.0f);
+    std::vector<Expr> at(lVars.rbegin(), lVars.rend());
+    rowSum(at) = rowSum(at) + callAt(weights, withTail(pBatch, {ph, pi,
+                                                                pkb * block +
+                                                                    jl}));
   }
 
   // Accumulators of one query block over the key blocks it needs,
   // [batch..., h, rb, ii, c]: the weighted values, and with softmax the
-  // row sum (the same in every column).
+  // row sum and the maximum m so far (the same in every column). Both
+  // sums are relative to m, a block's to its own maximum m_b: whichever of
+  // the two is lower is scaled by exp(lower - higher) before they add (the
+  // online softmax of FlashAttention), so each block's scores are computed
+  // once.
   std::vector<Var> aVars = bVars;
   Var ac("ac");
   aVars.push_back(ac);
@@ -273,10 +284,18 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     std::vector<Expr> at(aVars.rbegin(), aVars.rend());
     Expr add = callAt(partial, withTail(bBatch, {bh, kd, blockRow, ac}));
     if (softmax) {
-      acc(at) = Tuple(0.0f, 0.0f);
-      acc(at) = Tuple(acc(at)[0] + add,
-                      acc(at)[1] + callAt(rowSum, withTail(bBatch, {bh, kd,
-                                                                    blockRow})));
+      acc(at) = Tuple(0.0f, 0.0f, -FLT_MAX);
+      Expr sums = acc(at)[0], total = acc(at)[1], m = acc(at)[2];
+      Expr blockTotal = callAt(rowSum, withTail(bBatch, {bh, kd, blockRow}));
+      Expr mb = callAt(blockMax, withTail(bBatch, {bh, kd, blockRow}));
+      // exp of at most -100 is 0 in float: the clamp keeps the argument
+      // finite when m is still -FLT_MAX.
+      Expr scale = exp(max(-abs(m - mb), -100.0f));
+      Expr grows = mb > m;
+      acc(at) = Tuple(select(grows, sums * scale + add, sums + add * scale),
+                      select(grows, total * scale + blockTotal,
+                             total + blockTotal * scale),
+                      max(m, mb));
     } else {
       acc(at) = 0.0f;
       acc(at) = acc(at) + add;
@@ -349,16 +368,27 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     accumulator.update().reorder(sj, si, r.x);
     scheduleRegisterTile(accumulator, sj, si, LoopLevel(blockFunc, jo), tile);
   };
-  blockTiles(weights, qk, qkR, LoopLevel(acc, kd.x));
-  if (softmax) {
-    rowSum.compute_at(acc, kd.x);
-    rowMax.compute_at(out.func, task).vectorize(bii, tile.vector);
-    std::vector<VarOrRVar> order = {bii, kdMax.x, brb, bh};
-    for (size_t d = batchRank; d-- > 0;)
-      order.push_back(bVars[d]);
-    rowMax.update().reorder(order).vectorize(bii, tile.vector);
-    blockMax.compute_at(rowMax, kdMax.x);
-    blockTiles(maxScores, maxQk, maxR, LoopLevel(rowMax, kdMax.x));
+  LoopLevel perKeyBlock(acc, kd.x);
+  if (!softmax) {
+    blockTiles(weights, qk, qkR, perKeyBlock);
+  } else {
+    blockTiles(scores, qk, qkR, perKeyBlock);
+    weights.compute_at(perKeyBlock).vectorize(sj, tile.vector);
+    // Row maxima and row sums of a block: vector lanes along the row, added
+    // up at its end (a serial reduction would wait on each op's latency).
+    auto inLanes = [&](Func rowFunc, const RDom &r, const Var &row) {
+      RVar outer(r.x.name() + "o"), inner(r.x.name() + "i");
+      Var lane(rowFunc.name() + "_lane");
+      Func lanes = rowFunc.update()
+                       .split(r.x, outer, inner, tile.vector,
+                              TailStrategy::GuardWithIf)
+                       .rfactor(inner, lane);
+      rowFunc.compute_at(perKeyBlock);
+      lanes.compute_at(rowFunc, row).vectorize(lane);
+      lanes.update().vectorize(lane);
+    };
+    inLanes(blockMax, jm, xVars[rank]);
+    inLanes(rowSum, jl, pi);
   }
   lowering.set(attention, out);
   return mlir::success();

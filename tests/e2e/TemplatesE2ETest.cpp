@@ -424,31 +424,67 @@ TEST(FusionTest, PartlyUnrolledTilesMatchTheFp64Reference) {
                          {{1, 1}, {1, 40}, {1, 100}}, 4, 8, 1e-5, "partial");
 }
 
-// Softmax attention whose query 0 scores -inf for every key (log of its
-// position): that row is 0, as the reference says, with every schedule
-// (the blocked CPU and CUDA forms divide by the row's sum of exponentials).
-TEST(AttentionTest, RowsWithOnlyMinusInfinityScoresAreZero) {
-  const char *ir = R"(func.func @minus_inf(
+/// Causal softmax attention of x : f32[n, 32] with itself (`heads` heads)
+/// whose score is qk + the value that `score` (IR ops over %i, %j and
+/// %qk) leaves in %extra, checked against the fp64 reference under every
+/// schedule at sequences of `lengths` rows.
+void expectScoreTermMatchesReference(const std::string &name, int heads,
+                                     const std::string &score,
+                                     const std::vector<Shape> &lengths,
+                                     double tolerance) {
+  std::string ir = R"(func.func @)" + name + R"((
     %x: tensor<?x32xf32> {attn.name = "x", attn.dims = ["n", ""]})
     -> (tensor<?x32xf32> {attn.name = "y", attn.dims = ["n", ""]})
     attributes {attn.model, attn.runtime_dims = {n = "seq"}} {
-  %y = attn.attention %x, %x, %x mask = #attn.mask<causal> normalize = softmax heads = 1
+  %y = attn.attention %x, %x, %x mask = #attn.mask<causal> normalize = softmax heads = )" +
+                   std::to_string(heads) + R"(
       : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %m: index):
-    %ii = arith.index_cast %i : index to i64
-    %fi = arith.sitofp %ii : i64 to f32
-    %l = math.log %fi : f32
-    %s = arith.addf %qk, %l : f32
+)" + score + R"(
+    %s = arith.addf %qk, %extra : f32
     attn.yield %s : f32
   }
   return %y : tensor<?x32xf32>
 })";
   for (Variant variant :
        {Variant::Default, Variant::Naive, Variant::CudaOnHost})
-    expectMatchesReference(
-        *compileIR(ir, kindOf(variant), targetOf(variant)),
-        {{1, 1}, {1, 9}, {1, 150}}, 4, 8, 1e-5,
-        std::string("minus_inf ") + variantName(variant));
+    expectMatchesReference(*compileIR(ir, kindOf(variant), targetOf(variant)),
+                           lengths, 4, 8, tolerance,
+                           name + " " + variantName(variant));
+}
+
+// Softmax attention whose query 0 scores -inf for every key (log of its
+// position): that row is 0, as the reference says, with every schedule
+// (the blocked CPU and CUDA forms divide by the row's sum of exponentials).
+TEST(AttentionTest, RowsWithOnlyMinusInfinityScoresAreZero) {
+  expectScoreTermMatchesReference("minus_inf", 1, R"(
+    %ii = arith.index_cast %i : index to i64
+    %fi = arith.sitofp %ii : i64 to f32
+    %extra = math.log %fi : f32)",
+                                  {{1, 1}, {1, 9}, {1, 150}}, 1e-5);
+}
+
+// Softmax attention whose scores move by `slope` per key, so that each key
+// block's row maxima differ from the last block's by 128 * slope: the
+// blocked CPU form's online softmax rescales what it has summed when a
+// later block's maximum is larger (slope > 0), and the later block's sums
+// when it is smaller (slope < 0). At |slope| = 1.5 the blocks' maxima
+// differ by 192, past the rescale's clamp of exp(-100): one side's
+// weights become exactly 0, as the reference's do in float. Scores reach
+// 450, whose float rounding (about 3e-5) the tolerance allows.
+TEST(AttentionTest, ScoresThatGrowOrShrinkAcrossKeyBlocksAreRescaled) {
+  struct Slope {
+    const char *name, *value;
+  };
+  for (Slope slope : {Slope{"steeply_up", "1.5"}, Slope{"up", "0.25"},
+                      Slope{"down", "-0.25"}, Slope{"steeply_down", "-1.5"}})
+    expectScoreTermMatchesReference(std::string("slope_") + slope.name, 2,
+                                    std::string(R"(
+    %jj = arith.index_cast %j : index to i64
+    %fj = arith.sitofp %jj : i64 to f32
+    %c = arith.constant )") + slope.value + R"( : f32
+    %extra = arith.mulf %fj, %c : f32)",
+                                    {{1, 130}, {1, 300}}, 1e-4);
 }
 
 // A constant sequence shorter than the CUDA attention block (64 queries):
