@@ -175,7 +175,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   define(kT, tVars,
          k.at(withTail(Index(tVars.begin(), tVars.end() - 2),
                        {clamp(tVars[rank - 1], 0, keys - 1), tVars[rank - 2]})));
-  lowering.addInternalStage(kT, tVars);
+  lowering.addTransposeStage(kT, tVars);
 
   // One block of masked scores of head h, [batch..., h, i, j]: a register
   // tile accumulator of q_h k_h^T (computed per tile of the block) and the

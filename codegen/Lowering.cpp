@@ -295,6 +295,32 @@ void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow,
       });
 }
 
+void Lowering::addTransposeStage(Func func, std::vector<Var> vars) {
+  mlir::attn::ScheduleAttr attr = internalSchedule();
+  assert(attr && vars.size() >= 2 && "a transpose of a scheduled op");
+  pendingSchedules.push_back([this, attr, func, vars = std::move(vars)] {
+    if (attr.isOnGpu() || attr.getVector() <= 1 ||
+        attr.getStrategy() == mlir::attn::Strategy::naive || autoscheduled()) {
+      scheduleInternal(attr, func, vars, /*perRow=*/false,
+                       TailStrategy::GuardWithIf);
+      return;
+    }
+    Func f = func;
+    f.compute_root();
+    size_t rank = vars.size();
+    Var row = vars[rank - 1], col = vars[rank - 2];
+    Var block(row.name() + "_block"), lane(row.name() + "_lane");
+    f.split(row, block, lane, int(attr.getVector()), TailStrategy::GuardWithIf)
+        .reorder(lane, col, block)
+        .vectorize(lane);
+    std::vector<Var> outer(vars.begin(), vars.end() - 2);
+    outer.push_back(block);
+    Var task = fuseOuter(f, outer, outer.size());
+    if (attr.getParallel())
+      f.parallel(task);
+  });
+}
+
 bool Lowering::vectorRowSums() const {
   mlir::attn::ScheduleAttr attr = internalSchedule();
   return rowScratch() && attr && !autoscheduled() &&

@@ -223,6 +223,14 @@ public:
   void addInternalStage(Halide::Func func, std::vector<Halide::Var> vars,
                         bool perRow = false,
                         Halide::TailStrategy tail = Halide::TailStrategy::GuardWithIf);
+  /// Declares an internal stage that transposes the last two axes of its
+  /// input (vars: batch..., the input's column, the input's row). Scheduled
+  /// as addInternalStage, except on a CPU with a vector: one vector of
+  /// input rows at a time (those rows stay in L1) sweeps every column, and
+  /// the vectors of rows are the parallel tasks. Row-major, each vector
+  /// gathers its elements from rows far apart in memory and every column
+  /// reloads them.
+  void addTransposeStage(Halide::Func func, std::vector<Halide::Var> vars);
   /// Whether per-row sums (addRowSum) run in vector lanes: on a CPU under a
   /// schedule with a vector, as internalSchedule() gives.
   bool vectorRowSums() const;
