@@ -124,10 +124,12 @@ ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
 /// (strategy = rows) when the width is dynamic. Under a chunk mask
 /// (`chunkMask`) the schedule is one query row at a time (rows), which
 /// visits only the row's chunk: blocked attention cannot skip other chunks' blocks (see
-/// blockKept in codegen/ScoreRegion.h).
+/// blockKept in codegen/ScoreRegion.h). Softmax attention (`softmax`) over
+/// many keys takes larger tiles and key blocks on a CPU.
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
                                      const TargetModel &target, int64_t width,
-                                     int64_t keys, bool chunkMask = false);
+                                     int64_t keys, bool chunkMask = false,
+                                     bool softmax = false);
 
 /// What attn-tile schedules an op as, with the extents (any may be
 /// ShapedType::kDynamic) its schedules depend on: the one classification of
@@ -147,6 +149,7 @@ struct ScheduleShape {
   int64_t depth = 0; ///< The reduction: a product's K, attention's keys.
   int64_t rank = 0;  ///< The result's rank.
   bool chunkMask = false; ///< Attention under a chunk mask.
+  bool softmax = false;   ///< Attention normalized by a softmax.
   /// A product whose left operand is an inlined member of its kernel (a
   /// prologue its lowering can stage).
   bool fusedLhs = false;

@@ -97,8 +97,9 @@ private:
   /// tile y); 0 = no row_block.
   static constexpr int64_t kRowTiles[] = {1, 4, 16};
   static constexpr int64_t kNoRowBlock[] = {0};
-  /// Keys per block of blocked CPU attention.
-  static constexpr int64_t kKeyBlocks[] = {16, 32, 64, 128, 256, 512};
+  /// Keys per block of blocked CPU attention (192: whole 4 x 6 vector
+  /// tiles of 64 columns and 6 rows, the cost model's choice for softmax).
+  static constexpr int64_t kKeyBlocks[] = {16, 32, 64, 128, 192, 256, 512};
 
   /// Yields `p` if the verifier accepts it; false once the walk must stop.
   bool offer(const ScheduleParams &p) {

@@ -424,27 +424,28 @@ TEST(FusionTest, PartlyUnrolledTilesMatchTheFp64Reference) {
                          {{1, 1}, {1, 40}, {1, 100}}, 4, 8, 1e-5, "partial");
 }
 
-/// Causal softmax attention of x : f32[n, 32] with itself (`heads` heads)
-/// whose score is qk + the value that `score` (IR ops over %i, %j and
-/// %qk) leaves in %extra, checked against the fp64 reference under every
-/// schedule at sequences of `lengths` rows.
+/// Causal softmax attention of x : f32[n, width] with itself (`heads`
+/// heads) whose score is qk + the value that `score` (IR ops over %i, %j
+/// and %qk) leaves in %extra, checked against the fp64 reference under
+/// every schedule at sequences of `lengths` rows.
 void expectScoreTermMatchesReference(const std::string &name, int heads,
-                                     const std::string &score,
+                                     int width, const std::string &score,
                                      const std::vector<Shape> &lengths,
                                      double tolerance) {
+  std::string t = "tensor<?x" + std::to_string(width) + "xf32>";
   std::string ir = R"(func.func @)" + name + R"((
-    %x: tensor<?x32xf32> {attn.name = "x", attn.dims = ["n", ""]})
-    -> (tensor<?x32xf32> {attn.name = "y", attn.dims = ["n", ""]})
+    %x: )" + t + R"( {attn.name = "x", attn.dims = ["n", ""]})
+    -> ()" + t + R"( {attn.name = "y", attn.dims = ["n", ""]})
     attributes {attn.model, attn.runtime_dims = {n = "seq"}} {
   %y = attn.attention %x, %x, %x mask = #attn.mask<causal> normalize = softmax heads = )" +
                    std::to_string(heads) + R"(
-      : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
+      : )" + t + ", " + t + ", " + t + " -> " + t + R"( {
   ^bb0(%qk: f32, %i: index, %j: index, %m: index):
 )" + score + R"(
     %s = arith.addf %qk, %extra : f32
     attn.yield %s : f32
   }
-  return %y : tensor<?x32xf32>
+  return %y : )" + t + R"(
 })";
   for (Variant variant :
        {Variant::Default, Variant::Naive, Variant::CudaOnHost})
@@ -457,7 +458,7 @@ void expectScoreTermMatchesReference(const std::string &name, int heads,
 // position): that row is 0, as the reference says, with every schedule
 // (the blocked CPU and CUDA forms divide by the row's sum of exponentials).
 TEST(AttentionTest, RowsWithOnlyMinusInfinityScoresAreZero) {
-  expectScoreTermMatchesReference("minus_inf", 1, R"(
+  expectScoreTermMatchesReference("minus_inf", 1, 32, R"(
     %ii = arith.index_cast %i : index to i64
     %fi = arith.sitofp %ii : i64 to f32
     %extra = math.log %fi : f32)",
@@ -465,35 +466,44 @@ TEST(AttentionTest, RowsWithOnlyMinusInfinityScoresAreZero) {
 }
 
 // Softmax attention whose scores move by `slope` per key, so that each key
-// block's row maxima differ from the last block's by 128 * slope: the
-// blocked CPU form's online softmax rescales what it has summed when a
-// later block's maximum is larger (slope > 0), and the later block's sums
-// when it is smaller (slope < 0). At |slope| = 1.5 the blocks' maxima
-// differ by 192, past the rescale's clamp of exp(-100): one side's
-// weights become exactly 0, as the reference's do in float. Scores reach
-// 450, whose float rounding (about 3e-5) the tolerance allows.
+// block's row maxima differ from the last block's by slope times the
+// block's keys: the blocked CPU form's online softmax rescales what it has
+// summed when a later block's maximum is larger (slope > 0), and the later
+// block's sums when it is smaller (slope < 0). At |slope| = 1.5 the
+// blocks' maxima differ by 192 or more, past the rescale's clamp of
+// exp(-100): one side's weights become exactly 0, as the reference's do in
+// float. Heads of 16 columns take blocks of 128 keys, a head of 64 columns
+// blocks of 192 (chooseAttentionSchedule). Scores reach 675, whose float
+// rounding (about 4e-5) the tolerance allows.
 TEST(AttentionTest, ScoresThatGrowOrShrinkAcrossKeyBlocksAreRescaled) {
   struct Slope {
     const char *name, *value;
   };
-  for (Slope slope : {Slope{"steeply_up", "1.5"}, Slope{"up", "0.25"},
-                      Slope{"down", "-0.25"}, Slope{"steeply_down", "-1.5"}})
-    expectScoreTermMatchesReference(std::string("slope_") + slope.name, 2,
-                                    std::string(R"(
+  const Slope slopes[] = {{"steeply_up", "1.5"},
+                          {"up", "0.25"},
+                          {"down", "-0.25"},
+                          {"steeply_down", "-1.5"}};
+  for (int heads : {2, 1})
+    for (Slope slope : slopes)
+      expectScoreTermMatchesReference(std::string("slope_") + slope.name + "_" +
+                                          std::to_string(heads) + "_heads",
+                                      heads,
+                                      heads == 1 ? 64 : 32, std::string(R"(
     %jj = arith.index_cast %j : index to i64
     %fj = arith.sitofp %jj : i64 to f32
     %c = arith.constant )") + slope.value + R"( : f32
     %extra = arith.mulf %fj, %c : f32)",
-                                    {{1, 130}, {1, 300}}, 1e-4);
+                                      {{1, 130}, {1, 300}, {1, 450}}, 1e-4);
 }
 
 // A constant sequence shorter than the CUDA attention block (64 queries):
 // the block's per-thread score tile had non-constant extents, which Halide
 // refused to unroll (an internal error; found by the model generator).
 TEST(AttentionTest, SequenceShorterThanTheGpuBlockMatchesTheFp64Reference) {
-  const char *source = "model s {\n  dim n = 2\n  dim b : batch\n"
-                       "  input x : f32[b, n, 32]\n"
-                       "  output y = mhsa(x, heads = 2, norm = scale_norm)\n}\n";
+  const char *source =
+      "model s {\n  dim n = 2\n  dim b : batch\n"
+      "  input x : f32[b, n, 32]\n"
+      "  output y = mhsa(x, heads = 2, norm = scale_norm)\n}\n";
   for (Variant variant :
        {Variant::Default, Variant::Naive, Variant::CudaOnHost})
     expectMatchesReference(

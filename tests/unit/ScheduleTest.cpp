@@ -463,6 +463,33 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
             "#attn.schedule<strategy = blocked, tile = [16, 4], vector = 8, "
             "unroll = [2, 4], "
             "split_k = 128, parallel = true, compute = root>");
+  // Softmax over many keys, heads of 4 vectors or more: 4 x 6 accumulators
+  // and blocks of 192 keys; few static keys, narrow heads or 16 registers
+  // keep the tiles above.
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 64, kDyn,
+                                          /*chunkMask=*/false,
+                                          /*softmax=*/true)),
+            "#attn.schedule<strategy = blocked, tile = [64, 6], vector = 16, "
+            "unroll = [4, 6], "
+            "split_k = 192, parallel = true, compute = root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 64, 1024,
+                                          /*chunkMask=*/false,
+                                          /*softmax=*/true)),
+            "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
+            "unroll = [2, 8], "
+            "split_k = 128, parallel = true, compute = root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 32, kDyn,
+                                          /*chunkMask=*/false,
+                                          /*softmax=*/true)),
+            "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
+            "unroll = [2, 8], "
+            "split_k = 128, parallel = true, compute = root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx2, 64, kDyn,
+                                          /*chunkMask=*/false,
+                                          /*softmax=*/true)),
+            "#attn.schedule<strategy = blocked, tile = [16, 4], vector = 8, "
+            "unroll = [2, 4], "
+            "split_k = 128, parallel = true, compute = root>");
   // CUDA: blocks of 64 queries x the largest power of two <= 256 dividing
   // the head's value columns; row-wise for chunk masks and unknown widths.
   EXPECT_EQ(print(chooseAttentionSchedule(&context, cuda, 128, kDyn)),
