@@ -459,7 +459,9 @@ int main(int argc, char **argv) {
   std::printf(
       "%sattnc ms: median after warm-up; GFLOP/s by the spec's formulas "
       "(countFlops); %% peak: of the FMA peak on %d threads (best of the "
-      "measurements at start and end).\n"
+      "measurements at start and end). The spec's formulas count every "
+      "score of n x n attention; causal attention computes about half of "
+      "them, so a causal GAU or MHSA row can pass 100%% of the peak.\n"
       "%svs naive / vs torch: their median time / attnc's (> 1: attnc faster); "
       "naive runs expected to take more than %.0f s are skipped; vs torch is "
       "against the fastest PyTorch implementation of the row (torch peer; "
