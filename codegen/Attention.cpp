@@ -180,7 +180,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   // One block of masked scores of head h, [batch..., h, i, j]: a register
   // tile accumulator of q_h k_h^T (computed per tile of the block) and the
   // score function; `masked` where the mask drops (i, j) or j is past the
-  // keys. `name` tells the two sweeps apart.
+  // keys. `name` names its stages.
   std::vector<Var> sVars = makeVars(rank + 1, "s"); // batch..., h, i, j
   Index sBatch(sVars.begin(), sVars.begin() + batchRank);
   Var sh = sVars[rank - 2], si = sVars[rank - 1], sj = sVars[rank];
@@ -288,9 +288,10 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
       Expr sums = acc(at)[0], total = acc(at)[1], m = acc(at)[2];
       Expr blockTotal = callAt(rowSum, withTail(bBatch, {bh, kd, blockRow}));
       Expr mb = callAt(blockMax, withTail(bBatch, {bh, kd, blockRow}));
-      // exp of at most -100 is 0 in float: the clamp keeps the argument
-      // finite when m is still -FLT_MAX.
-      Expr scale = exp(max(-abs(m - mb), -100.0f));
+      // The clamp keeps the argument finite while m is still -FLT_MAX, and
+      // in exp's normal range: exp(-87) is 1.6e-38, which leaves nothing of
+      // a side that low and makes no subnormal.
+      Expr scale = exp(max(-abs(m - mb), -87.0f));
       Expr grows = mb > m;
       acc(at) = Tuple(select(grows, sums * scale + add, sums + add * scale),
                       select(grows, total * scale + blockTotal,

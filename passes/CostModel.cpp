@@ -299,15 +299,16 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
   // output tile keeps 2 x 8 vector accumulators (2 x 4 with 16 registers);
   // a block is 64 keys (128 over long sequences, so each query block reads
   // the values half as often), fitted to few static keys. Softmax over
-  // many or an unknown number of keys, with 32 registers and heads of 4
-  // vectors or more: 4 x 6 accumulators and blocks of 192 keys. Each block
-  // also takes row maxima and rescales the accumulators, so fewer, larger
-  // blocks pay (MHSA at n = 8192: 0.89x the time of 2 x 8 and 128 keys;
+  // many or an unknown number of keys, with 32 registers and heads of
+  // whole 4-vector tiles: 4 x 6 accumulators and blocks of 192 keys. Each
+  // block also takes row maxima and rescales the accumulators, so fewer,
+  // larger blocks pay (MHSA at n = 8192: 0.89x the time of 2 x 8 and 128 keys;
   // 1.05x at n = 1024, where the last block is a third full). Without
   // softmax (GAU) the same measured 0.95x and 1.06x: not taken.
   p.strategy = Strategy::blocked;
   bool longKeys = ShapedType::isDynamic(keys) || keys > 2048;
-  bool wideHeads = !ShapedType::isDynamic(width) && width >= 4 * p.vector;
+  // Heads of whole 4-vector tiles: 80 or 96 columns would pad to 128.
+  bool wideHeads = !ShapedType::isDynamic(width) && width % (4 * p.vector) == 0;
   if (softmax && longKeys && wideHeads && target.vectorRegisters >= 32) {
     p.unrollX = 4;
     p.tileY = p.unrollY = 6;

@@ -125,7 +125,8 @@ ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
 /// (`chunkMask`) the schedule is one query row at a time (rows), which
 /// visits only the row's chunk: blocked attention cannot skip other chunks' blocks (see
 /// blockKept in codegen/ScoreRegion.h). Softmax attention (`softmax`) over
-/// many keys takes larger tiles and key blocks on a CPU.
+/// many keys with heads of whole 4-vector tiles takes 4 x 6 vector tiles
+/// and blocks of 192 keys on a CPU with 32 registers.
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
                                      const TargetModel &target, int64_t width,
                                      int64_t keys, bool chunkMask = false,

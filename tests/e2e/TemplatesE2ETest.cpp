@@ -470,9 +470,8 @@ TEST(AttentionTest, RowsWithOnlyMinusInfinityScoresAreZero) {
 // block's keys: the blocked CPU form's online softmax rescales what it has
 // summed when a later block's maximum is larger (slope > 0), and the later
 // block's sums when it is smaller (slope < 0). At |slope| = 1.5 the
-// blocks' maxima differ by 192 or more, past the rescale's clamp of
-// exp(-100): one side's weights become exactly 0, as the reference's do in
-// float. Heads of 16 columns take blocks of 128 keys, a head of 64 columns
+// blocks' maxima differ by 192 or more, past the rescale's clamp at
+// exp(-87): one side's weights count for nothing, as in the reference's. Heads of 16 columns take blocks of 128 keys, a head of 64 columns
 // blocks of 192 (chooseAttentionSchedule). Scores reach 675, whose float
 // rounding (about 4e-5) the tolerance allows.
 TEST(AttentionTest, ScoresThatGrowOrShrinkAcrossKeyBlocksAreRescaled) {

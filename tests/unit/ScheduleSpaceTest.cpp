@@ -82,7 +82,8 @@ TEST_P(ScheduleSpaceTest, EveryPointVerifiesAndTheCostModelsChoiceIsOne) {
     std::string signature;
     llvm::raw_string_ostream sig(signature);
     sig << op->getName() << " " << int(shape.kind) << " " << shape.rows << " "
-        << shape.width << " " << shape.depth << " " << shape.chunkMask;
+        << shape.width << " " << shape.depth << " " << shape.chunkMask << " "
+        << shape.softmax;
     for (Type type : op->getOperandTypes())
       sig << " " << type;
     if (!seen.insert(signature).second)

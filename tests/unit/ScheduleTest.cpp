@@ -463,9 +463,9 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
             "#attn.schedule<strategy = blocked, tile = [16, 4], vector = 8, "
             "unroll = [2, 4], "
             "split_k = 128, parallel = true, compute = root>");
-  // Softmax over many keys, heads of 4 vectors or more: 4 x 6 accumulators
-  // and blocks of 192 keys; few static keys, narrow heads or 16 registers
-  // keep the tiles above.
+  // Softmax over many keys, heads of whole 4-vector tiles: 4 x 6
+  // accumulators and blocks of 192 keys; few static keys, other heads (96
+  // columns would pad to 128) or 16 registers keep the tiles above.
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 64, kDyn,
                                           /*chunkMask=*/false,
                                           /*softmax=*/true)),
@@ -473,6 +473,12 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
             "unroll = [4, 6], "
             "split_k = 192, parallel = true, compute = root>");
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 64, 1024,
+                                          /*chunkMask=*/false,
+                                          /*softmax=*/true)),
+            "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
+            "unroll = [2, 8], "
+            "split_k = 128, parallel = true, compute = root>");
+  EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 96, kDyn,
                                           /*chunkMask=*/false,
                                           /*softmax=*/true)),
             "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
@@ -525,10 +531,13 @@ TEST_F(ScheduleTest, EveryChosenScheduleIsLegalOnItsTarget) {
             reason(chooseRowwiseSchedule(&context, target, a, 2).getParams(),
                    target),
             "legal");
-        EXPECT_EQ(
-            reason(chooseAttentionSchedule(&context, target, b, a).getParams(),
-                   target),
-            "legal");
+        for (bool softmax : {false, true})
+          EXPECT_EQ(reason(chooseAttentionSchedule(&context, target, b, a,
+                                                   /*chunkMask=*/false,
+                                                   softmax)
+                               .getParams(),
+                           target),
+                    "legal");
       }
     }
   }
