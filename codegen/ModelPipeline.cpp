@@ -371,12 +371,14 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
   // The model's kernels and, decoding a model with chunks, its step
   // kernels, or streaming a sum over the whole sequence, its totals
   // kernel, compiled together.
-  std::vector<Impl *> impls = {impl.get()};
-  for (ModelPipeline *other : {impl->step.get(), impl->totals.get()})
-    if (other)
-      impls.push_back(other->impl.get());
-  for (Impl *each : impls)
-    each->maxBufferBytes = codegen::maxBufferBytes(target);
+  // Each with the suffix of its kernels' function names.
+  std::vector<std::pair<Impl *, const char *>> impls = {{impl.get(), ""}};
+  if (impl->step)
+    impls.push_back({impl->step->impl.get(), "_step"});
+  if (impl->totals)
+    impls.push_back({impl->totals->impl.get(), "_totals"});
+  for (auto &entry : impls)
+    entry.first->maxBufferBytes = codegen::maxBufferBytes(target);
   struct Unit {
     Pipeline *pipeline;
     const Lowering *lowering;
@@ -385,10 +387,7 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
     std::unique_ptr<NativeKernel> *native;
   };
   std::vector<Unit> units;
-  for (Impl *each : impls) {
-    std::string suffix = each == impl.get() ? "" : "_totals";
-    if (impl->step && each == impl->step->impl.get())
-      suffix = "_step";
+  for (auto [each, suffix] : impls) {
     if (each->program)
       for (const std::unique_ptr<ProgramKernel> &kernel :
            each->program->kernels)
@@ -437,8 +436,8 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
         native = false;
       }
     if (native) {
-      for (Impl *each : impls)
-        each->compiled = true;
+      for (auto &entry : impls)
+        entry.first->compiled = true;
       return;
     }
   }
@@ -450,8 +449,8 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
     unit.pipeline->compile_jit(target);
     stats.jit += millisSince(start);
   }
-  for (Impl *each : impls)
-    each->compiled = true;
+  for (auto &entry : impls)
+    entry.first->compiled = true;
 }
 
 /// The result of a kernel that failed with `message` (and, when it was
