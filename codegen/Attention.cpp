@@ -200,6 +200,14 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
       bii = bVars[batchRank + 2];
   Expr blockRow = brb * block + bii;
 
+  // Per key block kb: output tiles [batch..., h, kb, i, c], and per row
+  // [batch..., h, kb, i] (the block's row maxima and row sums).
+  std::vector<Var> pVars = makeVars(rank + 2, "p");
+  Index pBatch(pVars.begin(), pVars.begin() + batchRank);
+  Var ph = pVars[batchRank], pkb = pVars[batchRank + 1],
+      pi = pVars[batchRank + 2], pc = pVars[batchRank + 3];
+  std::vector<Var> lVars(pVars.begin(), pVars.end() - 1);
+
   // One block of scores of head h and its weights. Without softmax the
   // weights are f(score), 0 where masked, computed per register tile of
   // the score GEMM. With softmax the block's masked scores (-inf where
@@ -209,8 +217,6 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   // accumulator below rescales when a later block's maximum is larger).
   Func weights("attention_weights"), scores("attention_scores"), qk;
   Func blockMax("attention_block_max");
-  std::vector<Var> xVars = makeVars(rank + 1, "x"); // batch..., h, kb, i
-  Index xBatch(xVars.begin(), xVars.begin() + batchRank);
   RDom qkR, jm;
   {
     Expr score;
@@ -220,28 +226,21 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
       define(scores, sVars, select(keep, score, -INFINITY));
       // Starts at the lowest finite float, so that a row the mask removes
       // from the whole block has a finite maximum (its weights are 0).
-      define(blockMax, xVars, -FLT_MAX);
+      define(blockMax, lVars, -FLT_MAX);
       jm = RDom(0, block, "jm");
-      std::vector<Expr> at(xVars.rbegin(), xVars.rend());
-      blockMax(at) = max(blockMax(at),
-                         callAt(scores, withTail(xBatch, {xVars[batchRank],
-                                                          xVars[rank],
-                                                          xVars[rank - 1] *
-                                                                  block +
-                                                              jm})));
+      std::vector<Expr> at(lVars.rbegin(), lVars.rend());
+      blockMax(at) =
+          max(blockMax(at),
+              callAt(scores, withTail(pBatch, {ph, pi, pkb * block + jm})));
       Expr stored = callAt(scores, toIndex(sVars));
-      score = exp(stored - callAt(blockMax, withTail(sBatch, {sh, sj / block,
-                                                              si})));
+      score = exp(stored -
+                  callAt(blockMax, withTail(sBatch, {sh, sj / block, si})));
     }
     define(weights, sVars, select(keep, score, 0.0f));
   }
 
-  // One output register tile of one key block, [batch..., h, kb, i, c]:
-  // the sum over the block's T keys; with softmax the weights' row sums.
-  std::vector<Var> pVars = makeVars(rank + 2, "p");
-  Index pBatch(pVars.begin(), pVars.begin() + batchRank);
-  Var ph = pVars[batchRank], pkb = pVars[batchRank + 1],
-      pi = pVars[batchRank + 2], pc = pVars[batchRank + 3];
+  // One output register tile of one key block: the sum over the block's T
+  // keys; with softmax the weights' row sums.
   bool wholeColumnTiles = dv % tile.tileX() == 0;
   Func partial("attention_tile");
   define(partial, pVars, 0.0f);
@@ -257,14 +256,12 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
                       v.at(withTail(pBatch, {clamp(key, 0, keys - 1), col}));
   }
   Func rowSum("attention_row_sum");
-  std::vector<Var> lVars(pVars.begin(), pVars.end() - 1); // batch..., h, kb, i
   RDom jl(0, block, "jl");
   if (softmax) {
     define(rowSum, lVars, 0.0f);
     std::vector<Expr> at(lVars.rbegin(), lVars.rend());
-    rowSum(at) = rowSum(at) + callAt(weights, withTail(pBatch, {ph, pi,
-                                                                pkb * block +
-                                                                    jl}));
+    rowSum(at) = rowSum(at) +
+                 callAt(weights, withTail(pBatch, {ph, pi, pkb * block + jl}));
   }
 
   // Accumulators of one query block over the key blocks it needs,
@@ -292,11 +289,10 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
       // in exp's normal range: exp(-87) is 1.6e-38, which leaves nothing of
       // a side that low and makes no subnormal.
       Expr scale = exp(max(-abs(m - mb), -87.0f));
-      Expr grows = mb > m;
-      acc(at) = Tuple(select(grows, sums * scale + add, sums + add * scale),
-                      select(grows, total * scale + blockTotal,
-                             total + blockTotal * scale),
-                      max(m, mb));
+      auto merged = [&](const Expr &sofar, const Expr &fresh) {
+        return select(mb > m, sofar * scale + fresh, sofar + fresh * scale);
+      };
+      acc(at) = Tuple(merged(sums, add), merged(total, blockTotal), max(m, mb));
     } else {
       acc(at) = 0.0f;
       acc(at) = acc(at) + add;
@@ -375,21 +371,12 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   } else {
     blockTiles(scores, qk, qkR, perKeyBlock);
     weights.compute_at(perKeyBlock).vectorize(sj, tile.vector);
-    // Row maxima and row sums of a block: vector lanes along the row, added
-    // up at its end (a serial reduction would wait on each op's latency).
-    auto inLanes = [&](Func rowFunc, const RDom &r, const Var &row) {
-      RVar outer(r.x.name() + "o"), inner(r.x.name() + "i");
-      Var lane(rowFunc.name() + "_lane");
-      Func lanes = rowFunc.update()
-                       .split(r.x, outer, inner, tile.vector,
-                              TailStrategy::GuardWithIf)
-                       .rfactor(inner, lane);
-      rowFunc.compute_at(perKeyBlock);
-      lanes.compute_at(rowFunc, row).vectorize(lane);
-      lanes.update().vectorize(lane);
-    };
-    inLanes(blockMax, jm, xVars[rank]);
-    inLanes(rowSum, jl, pi);
+    // Row maxima and row sums of a block, in vector lanes along the row.
+    for (auto [rowFunc, r] : {std::pair{blockMax, jm}, std::pair{rowSum, jl}})
+      reduceInLanes(rowFunc, r, tile.vector, [&, f = rowFunc]() mutable {
+        f.compute_at(perKeyBlock); // a handle: the same Func
+        return LoopLevel(f, pi);
+      });
   }
   lowering.set(attention, out);
   return mlir::success();

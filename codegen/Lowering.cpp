@@ -291,7 +291,7 @@ void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow,
   assert(attr && "internal stages belong to a scheduled op");
   pendingSchedules.push_back(
       [this, attr, func, vars = std::move(vars), perRow, tail] {
-        scheduleInternal(attr, func, vars, perRow, tail);
+        scheduleInternal(attr, func, vars, perRow, tail, /*transpose=*/false);
       });
 }
 
@@ -299,25 +299,8 @@ void Lowering::addTransposeStage(Func func, std::vector<Var> vars) {
   mlir::attn::ScheduleAttr attr = internalSchedule();
   assert(attr && vars.size() >= 2 && "a transpose of a scheduled op");
   pendingSchedules.push_back([this, attr, func, vars = std::move(vars)] {
-    if (attr.isOnGpu() || attr.getVector() <= 1 ||
-        attr.getStrategy() == mlir::attn::Strategy::naive || autoscheduled()) {
-      scheduleInternal(attr, func, vars, /*perRow=*/false,
-                       TailStrategy::GuardWithIf);
-      return;
-    }
-    Func f = func;
-    f.compute_root();
-    size_t rank = vars.size();
-    Var row = vars[rank - 1], col = vars[rank - 2];
-    Var block(row.name() + "_block"), lane(row.name() + "_lane");
-    f.split(row, block, lane, int(attr.getVector()), TailStrategy::GuardWithIf)
-        .reorder(lane, col, block)
-        .vectorize(lane);
-    std::vector<Var> outer(vars.begin(), vars.end() - 2);
-    outer.push_back(block);
-    Var task = fuseOuter(f, outer, outer.size());
-    if (attr.getParallel())
-      f.parallel(task);
+    scheduleInternal(attr, func, vars, /*perRow=*/false,
+                     TailStrategy::GuardWithIf, /*transpose=*/true);
   });
 }
 
@@ -347,7 +330,7 @@ void Lowering::addScanUpdate(Func func, Var col, Var row,
 
 void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
                                 const std::vector<Var> &vars, bool perRow,
-                                TailStrategy tail) {
+                                TailStrategy tail, bool transpose) {
   if (autoscheduled())
     return;
   func.compute_root();
@@ -371,6 +354,22 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
     parallelRows(func, vars, attr.getParallel());
     return;
   }
+  if (transpose && attr.getVector() > 1) {
+    // A vector of the input's rows (the last var) sweeps every column; the
+    // vectors of rows are the tasks.
+    size_t rank = vars.size();
+    Var row = vars[rank - 1], col = vars[rank - 2];
+    Var block(row.name() + "_block"), lane(row.name() + "_lane");
+    func.split(row, block, lane, int(attr.getVector()), tail)
+        .reorder(lane, col, block)
+        .vectorize(lane);
+    std::vector<Var> outer(vars.begin(), vars.end() - 2);
+    outer.push_back(block);
+    Var task = fuseOuter(func, outer, outer.size());
+    if (attr.getParallel())
+      func.parallel(task);
+    return;
+  }
   if (attr.getVector() > 1)
     func.vectorize(vars.back(), int(attr.getVector()), tail);
   Var rows = fuseOuter(func, vars, vars.size() - 1);
@@ -382,16 +381,22 @@ void Lowering::scheduleRowSum(mlir::attn::ScheduleAttr attr, Func total,
                               const std::vector<Var> &rowVars, const RDom &r) {
   // lanes(lane, row...) sums the terms lane, lane + v, ...; the update of
   // `total` then adds the v lanes.
-  int vector = int(attr.getVector());
+  reduceInLanes(total, r, int(attr.getVector()), [&] {
+    total.compute_root();
+    parallelRows(total, rowVars, attr.getParallel());
+    Var row = parallelRows(total.update(), rowVars, attr.getParallel());
+    return LoopLevel(total, row);
+  });
+}
+
+void reduceInLanes(Func total, const RDom &r, int vector,
+                   const std::function<LoopLevel()> &place) {
   RVar outer("ro"), inner("ri");
   Var lane("lane");
   Func lanes = total.update()
                    .split(r.x, outer, inner, vector, TailStrategy::GuardWithIf)
                    .rfactor(inner, lane);
-  total.compute_root();
-  parallelRows(total, rowVars, attr.getParallel());
-  Var row = parallelRows(total.update(), rowVars, attr.getParallel());
-  lanes.compute_at(total, row).vectorize(lane);
+  lanes.compute_at(place()).vectorize(lane);
   lanes.update().vectorize(lane);
 }
 

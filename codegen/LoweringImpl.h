@@ -54,6 +54,14 @@ void define(Halide::Func &func, const std::vector<Halide::Var> &vars,
 Halide::Var fuseOuter(Halide::Stage stage, const std::vector<Halide::Var> &vars,
                       size_t count);
 
+/// Splits `total`'s update, a reduction over `r` along a row, into
+/// `vector` lanes (rfactor): a stage of one partial result per lane, which
+/// total's update then combines (a serial reduction would wait on each
+/// op's latency). `place` schedules `total` and returns the loop of its
+/// update where the lanes are computed (vectorised).
+void reduceInLanes(Halide::Func total, const Halide::RDom &r, int vector,
+                   const std::function<Halide::LoopLevel()> &place);
+
 /// The activation of a unary attn op applied to `x`, or an undefined Expr
 /// when `op` is not an activation.
 Halide::Expr applyActivation(mlir::Operation *op, const Halide::Expr &x);
@@ -298,7 +306,7 @@ private:
   std::vector<std::function<void()>> pendingSchedules;
   void scheduleInternal(mlir::attn::ScheduleAttr attr, Halide::Func func,
                         const std::vector<Halide::Var> &vars, bool perRow,
-                        Halide::TailStrategy tail);
+                        Halide::TailStrategy tail, bool transpose);
   void scheduleRowSum(mlir::attn::ScheduleAttr attr, Halide::Func total,
                       const std::vector<Halide::Var> &rowVars,
                       const Halide::RDom &r);
