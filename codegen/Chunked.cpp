@@ -94,6 +94,7 @@ static mlir::LogicalResult lowerChunkState(Lowering &lowering,
     return v.at(withTail(batch, {tok, e}));
   };
   gemm.parallelOverBatch = true;
+  gemm.batchedRhs = true;
   defineGemm(lowering, t, vars, gemm);
   lowering.set(op, t);
   return mlir::success();
@@ -244,6 +245,7 @@ static mlir::LogicalResult lowerStateApply(Lowering &lowering,
     return states.at(withTail(batch, {r, e}));
   };
   gemm.parallelOverBatch = true;
+  gemm.batchedRhs = true;
   defineGemm(lowering, t, vars, gemm);
   lowering.set(op, t);
   return mlir::success();

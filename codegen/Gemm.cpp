@@ -198,16 +198,27 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
            gemm.lhs(Index(panelVars.begin(), panelVars.end() - 2),
                     clamp(panelVars[rank - 2], 0, gemm.rows - 1),
                     panelDepth(panelVars[rank - 1])));
-  // The right operand's panel in GPU shared memory, rhsPanel[batch..., k,
-  // col].
-  Func rhsPanel(out.func.name() + "_rhs_shared");
+  bool packRhs = blocked && attr.getPackRhs() && !fewRows;
+  // A right operand of its own per batch entry (a chunk's keys or states)
+  // is packed one column panel at a time: a task copies the tile x columns
+  // it is about to sweep into a contiguous [depth][tile x] buffer, which
+  // its row tiles then read (rows of a long or power-of-two stride would
+  // touch a page, and a few cache sets, per reduction step).
+  bool packPanel = packRhs && gemm.batchedRhs;
+  // The right operand's panel, rhsPanel[batch..., k, col]: in GPU shared
+  // memory, or a task's packed panel.
+  Func rhsPanel(out.func.name() + (shared ? "_rhs_shared" : "_rhs_panel"));
   std::vector<Var> rhsVars = makeVars(rank, "h");
-  if (shared)
+  if (shared || packPanel) {
+    Var panelCol = rhsVars[rank - 1];
     define(rhsPanel, rhsVars,
            gemm.rhs(Index(rhsVars.begin(), rhsVars.end() - 2),
                     panelDepth(rhsVars[rank - 2]),
-                    clamp(rhsVars[rank - 1], 0, gemm.cols - 1)));
-  bool packRhs = blocked && attr.getPackRhs() && !fewRows;
+                    shared || !wholeColumnTiles
+                        ? clamp(panelCol, 0, gemm.cols - 1)
+                        : Expr(panelCol)));
+  }
+  packRhs = packRhs && !packPanel;
   // The packed right operand, packed(ci, k, co) (Halide order; pack_rhs).
   Func packed(out.func.name() + "_rhs");
   Var pci("pci"), pk("pk"), pco("pco");
@@ -218,9 +229,10 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
     std::vector<Expr> lhsIndex(vars.rbegin(), vars.rend());
     Expr lhs = stageLhs ? callAt(panel, withTail(batch, {row, r}))
                         : gemm.lhs(batch, safeRow, r);
-    Expr rhs = packRhs  ? packed(col % tileX, r, col / tileX)
-               : shared ? callAt(rhsPanel, withTail(batch, {r, col}))
-                        : gemm.rhs(batch, r, safeCol);
+    Expr rhs = packRhs ? packed(col % tileX, r, col / tileX)
+               : shared || packPanel
+                   ? callAt(rhsPanel, withTail(batch, {r, col}))
+                   : gemm.rhs(batch, r, safeCol);
     Expr update = acc(lhsIndex) + lhs * rhs;
     std::vector<Var> reversed(vars.rbegin(), vars.rend());
     acc(reversed) = update;
@@ -277,6 +289,9 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
     if (parallel)
       packed.parallel(pco);
   }
+  if (packPanel)
+    vectorizeBy(rhsPanel.compute_at(out.func, colOuter), rhsVars[rank - 1],
+                tile.vector);
   if (stageLhs) {
     panel.compute_at(out.func, fewRows ? rowBlock : blockLoop);
     vectorizeBy(panel, panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);

@@ -54,6 +54,9 @@ struct GemmOperands {
   /// Parallelise over batch entries and row blocks together (products
   /// per chunk, whose consumers ask for exact regions).
   bool parallelOverBatch = false;
+  /// The right operand has batch axes of its own (a chunk's values, not a
+  /// weight): pack_rhs then packs one column panel per task.
+  bool batchedRhs = false;
   /// Factor applied to the sum of the product terms (before init is added).
   float scale = 1.0f;
   /// Applied to each finished element x at (batch, row, col) (a fused

@@ -37,6 +37,7 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
   gemm.rhs = [&b](const Index &batch, const Expr &k, const Expr &col) {
     return b.at(b.rank() == 2 ? Index{k, col} : withTail(batch, {k, col}));
   };
+  gemm.batchedRhs = b.rank() > 2;
   if (biasValue) {
     const HTensor &bias = lowering.get(biasValue);
     gemm.init = [&bias](const Index &, const Expr &, const Expr &col) {

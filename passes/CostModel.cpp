@@ -94,6 +94,15 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
   // power-of-two stride would map a panel to a few cache sets).
   p.stageLhs = fusedLhs;
   p.packRhs = sharedRhs;
+  // A right operand of each batch entry's own (a chunk's values) is packed
+  // a column panel per task, when the task's row tiles are several to
+  // read it; a task then takes all of a batch entry's rows if they fit 32
+  // row tiles (the panel is packed once per entry, not per row block).
+  if (!sharedRhs && !ShapedType::isDynamic(m) && m > p.tileY) {
+    p.packRhs = true;
+    if (m > p.rowBlock && m <= kGemmEntryRowTiles * p.tileY)
+      p.rowBlock = kGemmEntryRowTiles * p.tileY;
+  }
   return ScheduleAttr::get(context, p);
 }
 

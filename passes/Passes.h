@@ -72,6 +72,9 @@ constexpr int64_t kReservedVectorRegisters = 6;
 /// Register tiles of rows per parallel task of the cost model's CPU GEMM
 /// (its `row_block` is this times tile y).
 constexpr int64_t kGemmRowTiles = 16;
+/// Row tiles of a task that takes all of a batch entry's rows (a product
+/// per chunk whose right operand it packs).
+constexpr int64_t kGemmEntryRowTiles = 32;
 
 /// Bytes of GPU shared memory a schedule stages per block: 0 without
 /// `shared`; else a split_k-deep f32 panel of each operand, split_k *
@@ -107,7 +110,10 @@ verifyScheduleFor(ScheduleAttr schedule, const TargetModel &target,
 /// may be ShapedType::kDynamic). On a CPU, a left operand computed in the
 /// product's kernel (`fusedLhs`, a prologue) is staged per row block
 /// (stage_lhs), and a right operand that every batch entry shares
-/// (`sharedRhs`, a weight) is packed into panels (pack_rhs).
+/// (`sharedRhs`, a weight) is packed into panels (pack_rhs); one of each
+/// batch entry's own is packed a column panel per task when `m` is static
+/// and more than one row tile reads each panel (a task then takes up to
+/// kGemmEntryRowTiles row tiles: all of a chunk state's rows).
 ScheduleAttr chooseGemmSchedule(MLIRContext *context, const TargetModel &target,
                                 int64_t m, int64_t n, int64_t k,
                                 bool fusedLhs = false, bool sharedRhs = false);

@@ -95,7 +95,8 @@ private:
                                         512,  1024, 2048, 4096, 8192, 16384};
   /// Register tiles of rows per parallel task of a CPU GEMM (row_block /
   /// tile y); 0 = no row_block.
-  static constexpr int64_t kRowTiles[] = {1, 4, 16};
+  static constexpr int64_t kRowTiles[] = {1, 4, kGemmRowTiles,
+                                          kGemmEntryRowTiles};
   static constexpr int64_t kNoRowBlock[] = {0};
   /// Keys per block of blocked CPU attention (192: whole 4 x 6 vector
   /// tiles of 64 columns and 6 rows, the cost model's choice for softmax).

@@ -229,7 +229,7 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     | `split_k` | i64 | 0 | block of the reduction axis: a product's depth (cache blocking on CPUs, the depth of a GPU step), blocked attention's keys (and queries) per block; 0 = not split |
     | `row_block` | i64 | 0 | `gemm` on a CPU: rows of the result per parallel task and cache block (a multiple of tile y); 0 = not blocked |
     | `stage_lhs` | bool | false | `gemm` on a CPU: compute the left operand one row block at a time into a buffer before the register tiles read it (a fused prologue is then computed once per element instead of once per column tile; a stored operand is copied) |
-    | `pack_rhs` | bool | false | `gemm` on a CPU: pack a right operand that every batch entry shares (a weight) once per run into column panels of tile x, [columns / tile x][depth][tile x], so that the panel a tile reads is contiguous |
+    | `pack_rhs` | bool | false | `gemm` on a CPU: pack the right operand into column panels of tile x, so that the panel a tile reads is contiguous: one that every batch entry shares (a weight) once per run, [columns / tile x][depth][tile x]; one with batch axes of its own (a chunk's values or states) one panel [depth][tile x] per parallel task and column tile, which the task's row tiles then read |
     | `parallel` | bool | false | run the outermost row loop on all threads |
     | `gpu_threads` | `[x, y]` | `[0, 0]` | CUDA threads of a block over the tile; `[0, 0]` = not on a GPU; a block computes one tile, each thread tile / gpu_threads elements (a contiguous register tile in products, interleaved elsewhere) |
     | `shared` | bool | false | GPU staging: per reduction step, the block's split_k-deep operand panels (`gemm`) or its keys' weights and values (`blocked` attention) in shared memory |
@@ -258,7 +258,7 @@ def Attn_ScheduleAttr : Attn_Attr<"Schedule", "schedule"> {
     `pack_rhs` are for `gemm` on a CPU. Per op
     (verifyScheduleForOp): products take `gemm` or `naive` (`stage_lhs`
     only attn.dense and attn.matmul, whose lowering stages its left
-    operand; `pack_rhs` only a right operand without batch axes),
+    operand),
     attention `rows`, `materialized`, `blocked` or `naive` (on a GPU
     `blocked` needs tile x to divide the value columns per head, split_k a
     multiple of gpu_threads x and static query features), every other op

@@ -58,7 +58,7 @@ def Attn_ProductOpInterface : OpInterface<"ProductOpInterface"> {
       "::mlir::Value", "getProductLhs">,
     InterfaceMethod<
       "The right operand: [batch..., depth, columns], or [depth, columns] "
-      "when every batch entry shares it (a weight; `pack_rhs` packs it).",
+      "when every batch entry shares it (a weight).",
       "::mlir::Value", "getProductRhs">,
     InterfaceMethod<
       "The length of the reduction axis (ShapedType::kDynamic if unknown).",

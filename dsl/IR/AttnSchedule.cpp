@@ -479,12 +479,6 @@ mlir::attn::verifyScheduleForOp(Operation *op, const ScheduleParams &schedule,
       return emitError() << "schedule stage_lhs = true: '" << op->getName()
                          << "' does not stage its left operand (attn.dense "
                             "and attn.matmul do)";
-    auto rhs = cast<RankedTensorType>(product.getProductRhs().getType());
-    if (schedule.packRhs && rhs.getRank() != 2)
-      return emitError() << "schedule pack_rhs = true packs a right operand "
-                            "that every batch entry shares, but the right "
-                            "operand of '"
-                         << op->getName() << "' has rank " << rhs.getRank();
   }
   if (!schedule.shared)
     return success();

@@ -375,14 +375,6 @@ func.func @stage_lhs_of_a_chunk_product(%k: tensor<?x4x8xf32>, %v: tensor<?x4x6x
 
 // -----
 
-func.func @pack_rhs_of_a_batched_operand(%a: tensor<?x?x64xf32>, %b: tensor<?x64x32xf32>) -> tensor<?x?x32xf32> {
-  // expected-error @+1 {{schedule pack_rhs = true packs a right operand that every batch entry shares, but the right operand of 'attn.matmul' has rank 3}}
-  %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<strategy = gemm, tile = [32, 2], vector = 8, unroll = [4, 2], row_block = 32, pack_rhs = true>} : tensor<?x?x64xf32>, tensor<?x64x32xf32> -> tensor<?x?x32xf32>
-  return %0 : tensor<?x?x32xf32>
-}
-
-// -----
-
 func.func @product_with_loops(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>) -> tensor<?x128xf32> {
   // expected-error @+1 {{schedule strategy = loops is not an algorithm of 'attn.matmul', which takes gemm or naive}}
   %0 = attn.matmul %a, %b {attn.schedule = #attn.schedule<tile = [64, 1], vector = 16>} : tensor<?x64xf32>, tensor<64x128xf32> -> tensor<?x128xf32>

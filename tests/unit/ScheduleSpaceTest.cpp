@@ -144,7 +144,8 @@ TEST(ScheduleSpaceStopTest, TheWalkStopsWhenAsked) {
 
 // stage_lhs and pack_rhs are points of the space where the op allows them:
 // a dense (its weight shared by every row) both, the chunk form's products
-// (batched operands, no staged prologue) neither.
+// (no staged prologue; right operands of each chunk's own, packed a panel
+// per task) only pack_rhs.
 TEST(ScheduleSpaceStagingTest, StagingIsEnumeratedWhereTheOpAllowsIt) {
   TargetModel target = TargetModel::get(TargetKind::avx2);
   Session session({"", "x86-64-avx2"}, llvm::errs());
@@ -165,9 +166,12 @@ TEST(ScheduleSpaceStagingTest, StagingIsEnumeratedWhereTheOpAllowsIt) {
   EXPECT_GT(count(dense, &ScheduleParams::stageLhs), 0);
   EXPECT_GT(count(dense, &ScheduleParams::packRhs), 0);
   EXPECT_EQ(count(chunkState, &ScheduleParams::stageLhs), 0);
-  EXPECT_EQ(count(chunkState, &ScheduleParams::packRhs), 0);
-  // The cost model packs the dense's weight.
+  // A chunk's values are packed a panel per task.
+  EXPECT_GT(count(chunkState, &ScheduleParams::packRhs), 0);
+  // The cost model packs the dense's weight, and the chunk's values (128
+  // state rows: several row tiles read each panel).
   EXPECT_TRUE(ScheduleAttr::lookup(dense).getPackRhs());
+  EXPECT_TRUE(ScheduleAttr::lookup(chunkState).getPackRhs());
 }
 
 } // namespace

@@ -386,6 +386,26 @@ TEST_F(ScheduleTest, GemmNarrowsForNarrowOrShortProducts) {
   EXPECT_EQ(shortM.getUnrollY(), 3);
 }
 
+TEST_F(ScheduleTest, GemmPacksAChunksOwnRhsWhenSeveralRowTilesReadIt) {
+  // A chunk's states: 128 rows of 6-row tiles, one task of 32 row tiles
+  // per chunk, so each column panel of the chunk's values is packed once.
+  ScheduleAttr states = chooseGemmSchedule(&context, avx512, 128, 1024, 256);
+  EXPECT_TRUE(states.getPackRhs());
+  EXPECT_EQ(states.getRowBlock(), 32 * 6);
+  // 64 rows fit the usual 16 row tiles.
+  ScheduleAttr few = chooseGemmSchedule(&context, avx512, 64, 1024, 256);
+  EXPECT_TRUE(few.getPackRhs());
+  EXPECT_EQ(few.getRowBlock(), 96);
+  // One row tile reads the panel once: packing would only copy it; nor
+  // are rows of a runtime count packed for.
+  EXPECT_FALSE(chooseGemmSchedule(&context, avx512, 6, 1024, 256).getPackRhs());
+  EXPECT_FALSE(
+      chooseGemmSchedule(&context, avx512, kDyn, 1024, 256).getPackRhs());
+  // More rows than 32 tiles: the usual row blocks.
+  EXPECT_EQ(chooseGemmSchedule(&context, avx512, 1024, 1024, 256).getRowBlock(),
+            96);
+}
+
 TEST_F(ScheduleTest, GemmStagesAFusedLhsAndPacksASharedRhsOnCpusOnly) {
   ScheduleAttr plain = chooseGemmSchedule(&context, avx2, kDyn, 256, 512);
   EXPECT_FALSE(plain.getStageLhs());
