@@ -132,6 +132,51 @@ defineBlockScores(Lowering &lowering, attn::AttentionOp attention,
   return lowerScoreRegion(lowering, attention, env, score);
 }
 
+/// The chunk states' term that FLASH adds to its chunk attention: the sum
+/// unchunk(attention) + unchunk(state_apply(lq, states)).
+struct StateTerm {
+  attn::StateApplyOp product;
+  mlir::Operation *sum = nullptr;
+  mlir::Value attended; ///< The unchunked attention the sum adds it to.
+};
+
+/// The state term of `attention` when the tiled attention can add
+/// lq . states in its accumulators instead (one stage fewer, and no n x e
+/// buffer written and read again): each op on the way has one use, the two
+/// products have the same type and rows, and the state product's operands
+/// are lowered already (attn-expand-layers builds FLASH's linear term
+/// first). Null `product` otherwise.
+static StateTerm absorbableStateTerm(const Lowering &lowering,
+                                     attn::AttentionOp attention) {
+  auto onlyUser = [](mlir::Value value) -> mlir::Operation * {
+    return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+  };
+  auto ours =
+      mlir::dyn_cast_or_null<attn::UnchunkOp>(onlyUser(attention.getResult()));
+  auto sum =
+      ours ? mlir::dyn_cast_or_null<attn::AddOp>(onlyUser(ours.getResult()))
+           : nullptr;
+  if (!sum || sum.getType() != ours.getType())
+    return {};
+  mlir::Value other = sum->getOperand(sum->getOperand(0) == ours.getResult());
+  auto theirs = other.getDefiningOp<attn::UnchunkOp>();
+  auto state =
+      theirs ? theirs.getY().getDefiningOp<attn::StateApplyOp>() : nullptr;
+  if (!state || other == ours.getResult() || !other.hasOneUse() ||
+      !state->hasOneUse() || state.getType() != attention.getType() ||
+      theirs.getType() != ours.getType() || !lowering.has(state.getQ()) ||
+      !lowering.has(state.getStates()))
+    return {};
+  // The same rows: both unchunk like tensors of one sequence length.
+  const HTensor &a = lowering.get(ours.getLike()),
+                &b = lowering.get(theirs.getLike());
+  size_t rank = a.rank();
+  if (b.rank() != rank ||
+      !Internal::equal(a.extents[rank - 2], b.extents[rank - 2]))
+    return {};
+  return {state, sum, ours.getResult()};
+}
+
 /// Blocked attention (compute = tile). With T = split_k, queries and keys
 /// are cut into blocks of T; for each batch entry, query block and head (in
 /// parallel) and each key block the mask keeps:
@@ -277,6 +322,45 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   Func acc("attention_acc");
   RDom kd(0, keyBlocks, "kd");
   kd.where(kept(brb, kd));
+
+  // FLASH's linear term, lq . states per chunk, when the sum that adds it
+  // to this attention can take it from here (absorbableStateTerm): one
+  // register-tiled product per output tile [batch..., h, i, c], the
+  // accumulators' initial value. The sum then aliases this attention, and
+  // nothing reads the state product's own stage.
+  StateTerm absorbed;
+  if (!softmax)
+    absorbed = absorbableStateTerm(lowering, attention);
+  attn::StateApplyOp stateTerm = absorbed.product;
+  Func stateTile("attention_state_tile"), statesPanel("attention_states_panel");
+  Var statesPanelCol;
+  std::vector<Var> nVars = makeVars(rank + 1, "n"); // batch..., h, i, c
+  if (stateTerm) {
+    const HTensor &lq = lowering.get(stateTerm.getQ());
+    const HTensor &states = lowering.get(stateTerm.getStates());
+    Index nBatch(nVars.begin(), nVars.begin() + batchRank);
+    Var nh = nVars[batchRank], ni = nVars[batchRank + 1],
+        nc = nVars[batchRank + 2];
+    define(stateTile, nVars, 0.0f);
+    RDom rs(0, lq.extents.back(), "rs");
+    Expr col = nh * dv + nc;
+    if (!wholeColumnTiles)
+      col = clamp(col, 0, width - 1);
+    // The states' columns of one tile column, packed: rows of states are
+    // a power-of-two apart, which maps a column of them to a few cache
+    // sets.
+    std::vector<Var> kVars = makeVars(batchRank + 2, "k"); // batch..., r, c
+    define(statesPanel, kVars,
+           states.at(withTail(Index(kVars.begin(), kVars.end() - 2),
+                              {kVars[batchRank], kVars[batchRank + 1]})));
+    std::vector<Expr> at(nVars.rbegin(), nVars.rend());
+    stateTile(at) =
+        stateTile(at) + lq.at(withTail(nBatch, {clamp(ni, 0, rows - 1), rs})) *
+                            callAt(statesPanel, withTail(nBatch, {rs, col}));
+    statesPanelCol = kVars.back();
+    stateTile.update().reorder(nc, ni, rs);
+    lowering.aliasTo(absorbed.sum, absorbed.attended);
+  }
   {
     std::vector<Expr> at(aVars.rbegin(), aVars.rend());
     Expr add = callAt(partial, withTail(bBatch, {bh, kd, blockRow, ac}));
@@ -294,7 +378,9 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
       };
       acc(at) = Tuple(merged(sums, add), merged(total, blockTotal), max(m, mb));
     } else {
-      acc(at) = 0.0f;
+      acc(at) = stateTerm
+                    ? callAt(stateTile, withTail(bBatch, {bh, blockRow, ac}))
+                    : Expr(0.0f);
       acc(at) = acc(at) + add;
     }
   }
@@ -338,18 +424,37 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   if (attr.getParallel())
     out.func.parallel(task);
 
-  acc.compute_at(out.func, task).vectorize(ac, tile.vector);
-  Var co("co"), ci("ci"), rt("rt"), ri("ri");
-  {
-    std::vector<VarOrRVar> order = {ci, ri, rt, co, kd.x, brb, bh};
+  acc.compute_at(out.func, task);
+  // The accumulators in register tiles: the key blocks' sums (the update),
+  // and the state term's product (the initial value). Each stage's loops
+  // have names of their own: a loop level names a loop by its var.
+  struct TileLoops {
+    Var co, ci, rt, ri;
+  };
+  auto accTiles = [&](Stage stage, const TileLoops &l,
+                      std::vector<VarOrRVar> outer) {
+    std::vector<VarOrRVar> order = {l.ci, l.ri, l.rt, l.co};
+    order.insert(order.end(), outer.begin(), outer.end());
     for (size_t d = batchRank; d-- > 0;)
       order.push_back(bVars[d]);
-    acc.update()
-        .split(ac, co, ci, tile.tileX(), TailStrategy::RoundUp)
-        .split(bii, rt, ri, tile.tileY, TailStrategy::RoundUp)
+    stage.split(ac, l.co, l.ci, tile.tileX(), TailStrategy::RoundUp)
+        .split(bii, l.rt, l.ri, tile.tileY, TailStrategy::RoundUp)
         .reorder(order)
-        .vectorize(ci, tile.vector);
+        .vectorize(l.ci, tile.vector);
+  };
+  TileLoops keyLoops{Var("co"), Var("ci"), Var("rt"), Var("ri")};
+  if (stateTerm) {
+    TileLoops stateLoops{Var("sco"), Var("sci"), Var("srt"), Var("sri")};
+    accTiles(acc, stateLoops, {brb, bh});
+    statesPanel.compute_at(acc, stateLoops.co)
+        .vectorize(statesPanelCol, tile.vector);
+    scheduleRegisterTile(stateTile, nVars[batchRank + 2], nVars[batchRank + 1],
+                         LoopLevel(acc, stateLoops.rt), tile);
+  } else {
+    acc.vectorize(ac, tile.vector);
   }
+  accTiles(acc.update(), keyLoops, {kd.x, brb, bh});
+  Var rt = keyLoops.rt;
   partial.update().reorder(pc, pi, jj.x, pkb);
   scheduleRegisterTile(partial, pc, pi, LoopLevel(acc, rt), tile);
 

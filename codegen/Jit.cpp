@@ -18,14 +18,23 @@
 namespace attnc::codegen {
 
 std::unique_ptr<JitModel>
-JitModel::create(std::unique_ptr<ModelPipeline> pipeline, mlir::func::FuncOp func,
-                 const Halide::Target &target, const CacheOptions &cache,
-                 KernelCompileStats &stats) {
+JitModel::create(std::unique_ptr<ModelPipeline> pipeline,
+                 mlir::func::FuncOp func, const Halide::Target &target,
+                 const CacheOptions &cache, KernelCompileStats &stats,
+                 const std::string &autoscheduler) {
   try {
     pipeline->compileJit(target, cache, stats);
   } catch (const Halide::Error &error) {
-    func.emitError() << "internal error while compiling the pipeline: "
-                     << error.what();
+    // Halide's autoschedulers are Halide's: a schedule of theirs that
+    // Halide rejects is their failure, not attnc's.
+    if (!autoscheduler.empty())
+      func.emitError() << "Halide's " << autoscheduler
+                       << " schedule of this model does not compile in "
+                          "Halide: "
+                       << error.what();
+    else
+      func.emitError() << "internal error while compiling the pipeline: "
+                       << error.what();
     return nullptr;
   }
   std::unique_ptr<JitModel> model(new JitModel());

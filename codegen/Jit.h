@@ -33,11 +33,13 @@ public:
   /// JIT-compiles `pipeline`, built from `model`, for `target`, through
   /// the compile cache `cache` (ModelPipeline::compileJit); what it cost is
   /// added to `stats`. Errors are emitted as MLIR diagnostics at the
-  /// model's location; returns null on failure.
+  /// model's location (one that Halide raises is Halide's autoscheduler's
+  /// when `autoscheduler`, the name of the one that scheduled the
+  /// pipeline, is set); returns null on failure.
   static std::unique_ptr<JitModel>
   create(std::unique_ptr<ModelPipeline> pipeline, mlir::func::FuncOp model,
          const Halide::Target &target, const CacheOptions &cache,
-         KernelCompileStats &stats);
+         KernelCompileStats &stats, const std::string &autoscheduler = "");
 
   ModelPipeline &pipeline() { return *model; }
 

@@ -496,6 +496,10 @@ mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
                 "whose anchor has loops of its own (its statistics run in "
                 "them)";
   }
+  if (auto alias = aliases.find(op); alias != aliases.end()) {
+    set(op->getResult(0), get(alias->second));
+    return mlir::success();
+  }
   // An activation or residual add that a product applies in its output
   // stage (attn-fuse's epilogue) is an alias of the product.
   for (mlir::Value operand : op->getOperands())

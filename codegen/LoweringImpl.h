@@ -187,6 +187,7 @@ public:
   const CodegenOptions &options;
 
   const HTensor &get(mlir::Value value) const { return values.at(value); }
+  bool has(mlir::Value value) const { return values.count(value); }
   void set(mlir::Value value, HTensor tensor) { values[value] = std::move(tensor); }
   /// Extents of a value's tensor type, resolved against known extents.
   std::vector<Halide::Expr> extentsLike(mlir::Value value,
@@ -276,6 +277,14 @@ public:
   /// residual add, or null. That user becomes an alias of the product.
   mlir::Operation *epilogueOf(mlir::Operation *producer) const;
 
+  /// Fusion across ops a stage absorbs: `op` (an add of two terms, one of
+  /// which a stage computes with the other) lowers to `value`'s tensor
+  /// instead of its own definition. The absorbed term's stage is then
+  /// read by nothing and never computed.
+  void aliasTo(mlir::Operation *op, mlir::Value value) {
+    aliases[op] = value;
+  }
+
   /// cos and sin of the RoPE angles p * base^(-i/half), indexed (i, p);
   /// built once per (base, half).
   std::pair<Halide::Func, Halide::Func> ropeTables(double base, int half);
@@ -314,6 +323,8 @@ private:
                     const Halide::Var &col, const Halide::Var &row,
                     const std::vector<Halide::VarOrRVar> &order);
   llvm::DenseMap<mlir::Value, HTensor> values;
+  /// See aliasTo.
+  llvm::DenseMap<mlir::Operation *, mlir::Value> aliases;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>
       ropeCache;
 };

@@ -260,7 +260,8 @@ std::unique_ptr<codegen::JitModel> Session::jit() {
       options.gpuOnHost ? Halide::get_host_target() : targetModel.halide();
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<codegen::JitModel> model = codegen::JitModel::create(
-      std::move(built), selected, jitTarget, opts.cache, times.stages);
+      std::move(built), selected, jitTarget, opts.cache, times.stages,
+      options.autoscheduler);
   times.halide += millisSince(start);
   diagOS << times.stages.notes;
   times.stages.notes.clear();

@@ -303,13 +303,16 @@ struct ExpandFlash : OpRewritePattern<FlashOp> {
                                            : MaskKind::chunk,
                             chunk);
     double invChunk = 1.0 / static_cast<double>(chunk);
-    Value quadratic = b.reluSquaredAttention(
-        heads[0], heads[1], p.v, local, invChunk,
-        scoreBias(b, op, chunk, op.getS()));
+    // The linear term comes first: its chunk states are then lowered
+    // before the chunk attention, which adds their product in its
+    // accumulators (codegen/Attention.cpp).
     bool byLength = op.getLinByLength();
     Value linear = rewriter.create<ChunkedLinearOp>(
         b.loc, p.v.getType(), heads[2], heads[3], p.v, chunk, op.getCausal(),
         byLength ? 1.0 : invChunk, byLength);
+    Value quadratic = b.reluSquaredAttention(
+        heads[0], heads[1], p.v, local, invChunk,
+        scoreBias(b, op, chunk, op.getS()));
     rewriter.replaceOp(op, gateOutputResidual(b, p.u, b.add(quadratic, linear)));
     return success();
   }

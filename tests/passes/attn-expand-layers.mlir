@@ -48,18 +48,20 @@ func.func @gau(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 
 // FLASH: four scale-offset rows (quad_q, quad_k, lin_q, lin_k); local
 // relu(qk/C + b)^2 inside causal chunks; global chunked_linear / C with the
-// exclusive prefix; scale_norm has a single gain.
+// exclusive prefix, built first (codegen's chunk attention then finds its
+// states lowered and adds their product in its accumulators); scale_norm
+// has a single gain.
 // CHECK-LABEL: func.func @flash
 // CHECK: %[[NW:.*]] = attn.weight "f.norm.weight" : tensor<1xf32>
 // CHECK-NOT: "f.norm.bias"
 // CHECK: attn.scale_norm %{{.*}}, %[[NW]]
 // CHECK: attn.weight "f.gamma" : tensor<4x16xf32>
 // CHECK: attn.row %{{.*}}[3]
+// CHECK: %[[GLOBAL:.*]] = attn.chunked_linear {{.*}} chunk = 8 causal = true scale = 1.250000e-01
 // CHECK: %[[REL:.*]] = attn.weight "f.rel_pos" : tensor<15xf32>
 // CHECK: %[[LOCAL:.*]] = attn.attention {{.*}} mask = #attn.mask<causal_chunk 8> normalize = none heads = 1
 // CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK: attn.rel_pos_bias %[[REL]]{{.*}} max_len = 8
-// CHECK: %[[GLOBAL:.*]] = attn.chunked_linear {{.*}} chunk = 8 causal = true scale = 1.250000e-01
 // CHECK: %[[SUM:.*]] = attn.add %[[LOCAL]], %[[GLOBAL]]
 // CHECK: attn.mul %{{.*}}#0, %[[SUM]]
 // CHECK-NOT: attn.flash
@@ -76,8 +78,8 @@ func.func @flash(%x: tensor<2x?x64xf32>) -> tensor<2x?x64xf32> {
 // CHECK-LABEL: func.func @flash_bidir
 // CHECK-NOT: attn.rope
 // CHECK-NOT: rel_pos
-// CHECK: attn.attention {{.*}} mask = #attn.mask<chunk 4>
 // CHECK: attn.chunked_linear {{.*}} chunk = 4 causal = false scale = 2.500000e-01
+// CHECK: attn.attention {{.*}} mask = #attn.mask<chunk 4>
 func.func @flash_bidir(%x: tensor<?x32xf32>) -> tensor<?x32xf32> {
   %y = attn.flash %x (layer_name = "f", e = 64, s = 8, chunk = 4, causal = false, norm = rms_norm,
                       rel_pos = none, rope = false, eps = 1.0e-05) : tensor<?x32xf32>
@@ -159,12 +161,12 @@ func.func @glu(%x: tensor<?x32xf32>) -> tensor<?x32xf32> {
 // CHECK: %[[S:.*]] = attn.token_shift %[[H]] dims = 32
 // CHECK: attn.dense %[[S]]
 // CHECK: attn.rope %{{.*}} mode = interleaved rotary_dims = 8
+// CHECK: attn.chunked_linear {{.*}} chunk = 8 causal = false scale = 1.000000e+00 {divide_by_length = true}
 // CHECK: %[[T5:.*]] = attn.weight "p.rel_pos" : tensor<16xf32>
 // CHECK: attn.attention {{.*}} mask = #attn.mask<chunk 8>
 // CHECK: %[[SCALED:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK: %[[BIAS:.*]] = attn.t5_bias %[[T5]]{{.*}} causal = false num_buckets = 16 max_distance = 64 scale = 4.000000e+00
 // CHECK: arith.addf %[[SCALED]], %[[BIAS]]
-// CHECK: attn.chunked_linear {{.*}} chunk = 8 causal = false scale = 1.000000e+00 {divide_by_length = true}
 func.func @flash_pytorch(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %y = attn.flash %x (layer_name = "p", e = 128, s = 16, chunk = 8, causal = false, norm = scale_norm,
                       rel_pos = t5, rope = true, eps = 1.0e-05)
