@@ -360,6 +360,11 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     statesPanelCol = kVars.back();
     stateTile.update().reorder(nc, ni, rs);
     lowering.aliasTo(absorbed.sum, absorbed.attended);
+    // The state product's own stage is never computed: not a stored
+    // buffer (the memory check and the peak estimate count those).
+    HTensor unread = lowering.get(stateTerm.getResult());
+    unread.materialized = false;
+    lowering.set(stateTerm.getResult(), unread);
   }
   {
     std::vector<Expr> at(aVars.rbegin(), aVars.rend());
