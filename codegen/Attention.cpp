@@ -162,11 +162,16 @@ static StateTerm absorbableStateTerm(const Lowering &lowering,
   auto theirs = other.getDefiningOp<attn::UnchunkOp>();
   auto state =
       theirs ? theirs.getY().getDefiningOp<attn::StateApplyOp>() : nullptr;
-  if (!state || other == ours.getResult() || !other.hasOneUse() ||
-      !state->hasOneUse() || state.getType() != attention.getType() ||
-      theirs.getType() != ours.getType() || !lowering.has(state.getQ()) ||
-      !lowering.has(state.getStates()))
+  if (!state || !other.hasOneUse() || !state->hasOneUse() ||
+      state.getType() != attention.getType() ||
+      theirs.getType() != ours.getType())
     return {};
+  // Lowered already: the state product (whose stage the attention then
+  // replaces) and what it reads, and the rows both unchunk like.
+  for (mlir::Value value : {state.getQ(), state.getStates(), state.getResult(),
+                            ours.getLike(), theirs.getLike()})
+    if (!lowering.has(value))
+      return {};
   // The same rows: both unchunk like tensors of one sequence length.
   const HTensor &a = lowering.get(ours.getLike()),
                 &b = lowering.get(theirs.getLike());
@@ -347,12 +352,16 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     if (!wholeColumnTiles)
       col = clamp(col, 0, width - 1);
     // The states' columns of one tile column, packed: rows of states are
-    // a power-of-two apart, which maps a column of them to a few cache
-    // sets.
+    // e floats apart (a power of two in FLASH), which maps a column of
+    // them to a few cache sets. Clamped as the tiles' columns are: a
+    // vector of the panel may reach past the last column.
     std::vector<Var> kVars = makeVars(batchRank + 2, "k"); // batch..., r, c
+    Expr panelCol = kVars.back();
+    if (!wholeColumnTiles)
+      panelCol = clamp(panelCol, 0, width - 1);
     define(statesPanel, kVars,
            states.at(withTail(Index(kVars.begin(), kVars.end() - 2),
-                              {kVars[batchRank], kVars[batchRank + 1]})));
+                              {kVars[batchRank], panelCol})));
     std::vector<Expr> at(nVars.rbegin(), nVars.rend());
     stateTile(at) =
         stateTile(at) + lq.at(withTail(nBatch, {clamp(ni, 0, rows - 1), rs})) *

@@ -199,7 +199,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
                     clamp(panelVars[rank - 2], 0, gemm.rows - 1),
                     panelDepth(panelVars[rank - 1])));
   bool packRhs = blocked && attr.getPackRhs() && !fewRows;
-  // A right operand of its own per batch entry (a chunk's keys or states)
+  // A right operand of its own per batch entry (a chunk's values or states)
   // is packed one column panel at a time: a task copies the tile x columns
   // it is about to sweep into a contiguous [depth][tile x] buffer, which
   // its row tiles then read (rows of a long or power-of-two stride would

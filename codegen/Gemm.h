@@ -74,8 +74,9 @@ struct GemmOperands {
 /// product and schedules it (materialised at root) as the op's schedule
 /// says, including its CPU staging: `stage_lhs` computes the left operand
 /// one row block at a time in the row block's loop, `pack_rhs` packs the
-/// right operand (which then must not depend on the batch index) once per
-/// run into column panels [cols / tile x][depth][tile x].
+/// right operand into column panels: once per run, [cols / tile x][depth]
+/// [tile x], when it does not depend on the batch index (a weight); with
+/// `batchedRhs`, one [depth][tile x] panel per task and column tile.
 void defineGemm(Lowering &lowering, HTensor &out,
                 const std::vector<Halide::Var> &vars, const GemmOperands &gemm);
 

@@ -25,8 +25,8 @@ JitModel::create(std::unique_ptr<ModelPipeline> pipeline,
   try {
     pipeline->compileJit(target, cache, stats);
   } catch (const Halide::Error &error) {
-    // Halide's autoschedulers are Halide's: a schedule of theirs that
-    // Halide rejects is their failure, not attnc's.
+    // A pipeline that one of Halide's autoschedulers scheduled (attnc
+    // gives it the plain algorithm, every op naive) and Halide rejects.
     if (!autoscheduler.empty())
       func.emitError() << "Halide's " << autoscheduler
                        << " schedule of this model does not compile in "

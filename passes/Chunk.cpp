@@ -174,8 +174,13 @@ Value scalar(PatternRewriter &rewriter, Location loc, double value) {
 /// sum_{j <= i} (q[i] . k[j]) v[j] in FLASH's terms: attention within
 /// chunks (causal_chunk, score q . k) plus the exclusive prefix of the
 /// earlier chunks' states (chunked_linear); both become chunk ops below.
+/// The states come first, as in FLASH (attn-expand-layers): codegen's
+/// blocked attention then starts its accumulators from their product.
 Value causalSums(PatternRewriter &rewriter, Location loc, Type type, Value q,
                  Value k, Value v, int64_t size) {
+  Value earlier = rewriter.create<ChunkedLinearOp>(
+      loc, type, q, k, v, size, /*causal=*/true, /*scale=*/1.0,
+      /*divide_by_length=*/false);
   auto local = rewriter.create<AttentionOp>(
       loc, type, q, k, v,
       MaskAttr::get(rewriter.getContext(), MaskKind::causal_chunk, size),
@@ -186,9 +191,6 @@ Value causalSums(PatternRewriter &rewriter, Location loc, Type type, Value q,
     rewriter.setInsertionPointToStart(block);
     rewriter.create<YieldOp>(loc, block->getArgument(0));
   }
-  Value earlier = rewriter.create<ChunkedLinearOp>(
-      loc, type, q, k, v, size, /*causal=*/true, /*scale=*/1.0,
-      /*divide_by_length=*/false);
   return rewriter.create<AddOp>(loc, type, local, earlier);
 }
 

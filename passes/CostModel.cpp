@@ -98,7 +98,10 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
   // a column panel per task, when the task's row tiles are several to
   // read it; a task then takes all of a batch entry's rows if they fit 32
   // row tiles (the panel is packed once per entry, not per row block).
-  if (!sharedRhs && !ShapedType::isDynamic(m) && m > p.tileY) {
+  // The panel spans the whole depth: only a static one that needs no
+  // reduction blocks.
+  if (!sharedRhs && !ShapedType::isDynamic(m) && m > p.tileY &&
+      !ShapedType::isDynamic(k) && p.splitK == 0) {
     p.packRhs = true;
     if (m > p.rowBlock && m <= kGemmEntryRowTiles * p.tileY)
       p.rowBlock = kGemmEntryRowTiles * p.tileY;

@@ -111,8 +111,9 @@ verifyScheduleFor(ScheduleAttr schedule, const TargetModel &target,
 /// product's kernel (`fusedLhs`, a prologue) is staged per row block
 /// (stage_lhs), and a right operand that every batch entry shares
 /// (`sharedRhs`, a weight) is packed into panels (pack_rhs); one of each
-/// batch entry's own is packed a column panel per task when `m` is static
-/// and more than one row tile reads each panel (a task then takes up to
+/// batch entry's own is packed a column panel per task when `m` and `k`
+/// are static, `k` needs no reduction blocks, and more than one row tile
+/// reads each panel (a task then takes up to
 /// kGemmEntryRowTiles row tiles: all of a chunk state's rows).
 ScheduleAttr chooseGemmSchedule(MLIRContext *context, const TargetModel &target,
                                 int64_t m, int64_t n, int64_t k,

@@ -40,7 +40,7 @@ struct ScheduleParams {
   int64_t splitK = 0;      ///< Reduction block; 0 = not split.
   int64_t rowBlock = 0;    ///< CPU gemm: rows per parallel task; 0 = none.
   bool stageLhs = false;   ///< CPU gemm: left operand staged per row block.
-  bool packRhs = false;    ///< CPU gemm: shared right operand packed in panels.
+  bool packRhs = false;    ///< CPU gemm: right operand packed in column panels.
   bool parallel = false;   ///< Outer row loop on all threads.
   ComputeAt compute = ComputeAt::root; ///< Where the stage is computed.
   int64_t gpuThreadsX = 0; ///< CUDA threads along x; 0 = not on a GPU.

@@ -401,6 +401,12 @@ TEST_F(ScheduleTest, GemmPacksAChunksOwnRhsWhenSeveralRowTilesReadIt) {
   EXPECT_FALSE(chooseGemmSchedule(&context, avx512, 6, 1024, 256).getPackRhs());
   EXPECT_FALSE(
       chooseGemmSchedule(&context, avx512, kDyn, 1024, 256).getPackRhs());
+  // A depth of runtime length, or one that needs reduction blocks: the
+  // panel would span it whole.
+  EXPECT_FALSE(chooseGemmSchedule(&context, avx512, 128, 1024, kDyn)
+                   .getPackRhs());
+  EXPECT_FALSE(chooseGemmSchedule(&context, avx512, 128, 1024, 4096)
+                   .getPackRhs());
   // More rows than 32 tiles: the usual row blocks.
   EXPECT_EQ(chooseGemmSchedule(&context, avx512, 1024, 1024, 256).getRowBlock(),
             96);
