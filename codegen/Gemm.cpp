@@ -198,13 +198,13 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
            gemm.lhs(Index(panelVars.begin(), panelVars.end() - 2),
                     clamp(panelVars[rank - 2], 0, gemm.rows - 1),
                     panelDepth(panelVars[rank - 1])));
-  bool packRhs = blocked && attr.getPackRhs() && !fewRows;
+  bool pack = blocked && attr.getPackRhs() && !fewRows;
   // A right operand of its own per batch entry (a chunk's values or states)
   // is packed one column panel at a time: a task copies the tile x columns
   // it is about to sweep into a contiguous [depth][tile x] buffer, which
   // its row tiles then read (rows of a long or power-of-two stride would
   // touch a page, and a few cache sets, per reduction step).
-  bool packPanel = packRhs && gemm.batchedRhs;
+  bool packPanel = pack && gemm.batchedRhs;
   // The right operand's panel, rhsPanel[batch..., k, col]: in GPU shared
   // memory, or a task's packed panel.
   Func rhsPanel(out.func.name() + (shared ? "_rhs_shared" : "_rhs_panel"));
@@ -218,8 +218,8 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
                         ? clamp(panelCol, 0, gemm.cols - 1)
                         : Expr(panelCol)));
   }
-  packRhs = packRhs && !packPanel;
-  // The packed right operand, packed(ci, k, co) (Halide order; pack_rhs).
+  // A weight packed once per run, packed(ci, k, co) (Halide order).
+  bool packRhs = pack && !gemm.batchedRhs;
   Func packed(out.func.name() + "_rhs");
   Var pci("pci"), pk("pk"), pco("pco");
   if (packRhs)

@@ -438,12 +438,11 @@ static bool scheduledInline(mlir::Operation *op) {
 }
 
 mlir::Operation *Lowering::epilogueOf(mlir::Operation *producer) const {
-  if (!producer || !mlir::attn::isProduct(producer) ||
-      !producer->getResult(0).hasOneUse())
-    return nullptr;
-  mlir::Operation *user = *producer->getResult(0).getUsers().begin();
+  mlir::Operation *user = producer && mlir::attn::isProduct(producer)
+                              ? mlir::attn::getOnlyUser(producer->getResult(0))
+                              : nullptr;
   // A member of the product's own kernel that attn-tile inlined.
-  return scheduledInline(user) &&
+  return user && scheduledInline(user) &&
                  mlir::attn::getEpilogueProduct(user) == producer
              ? user
              : nullptr;
@@ -500,14 +499,6 @@ mlir::LogicalResult Lowering::lowerOp(mlir::Operation *op) {
     set(op->getResult(0), get(alias->second));
     return mlir::success();
   }
-  // An activation or residual add that a product applies in its output
-  // stage (attn-fuse's epilogue) is an alias of the product.
-  for (mlir::Value operand : op->getOperands())
-    if (mlir::Operation *producer = operand.getDefiningOp();
-        producer && epilogueOf(producer) == op) {
-      set(op->getResult(0), get(operand));
-      return mlir::success();
-    }
   // The family defines the op's Funcs (and schedules its result); the
   // schedules of the internal stages it declared are applied after.
   pendingSchedules.clear();

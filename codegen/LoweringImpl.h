@@ -274,13 +274,14 @@ public:
   /// Fusion inside an attn.kernel (attn-fuse groups, attn-tile marks the
   /// members computed in the anchor's loops `compute = inline`): the user
   /// of a product that its output stage applies, an activation or a
-  /// residual add, or null. That user becomes an alias of the product.
+  /// residual add, or null. The product's lowering makes that user an
+  /// alias of the product (aliasTo).
   mlir::Operation *epilogueOf(mlir::Operation *producer) const;
 
-  /// Fusion across ops a stage absorbs: `op` (an add of two terms, one of
-  /// which a stage computes with the other) lowers to `value`'s tensor
-  /// instead of its own definition. The absorbed term's stage is then
-  /// read by nothing and never computed.
+  /// Fusion across ops: `op` lowers to `value`'s tensor instead of its own
+  /// definition, because the stage of `value` computes it too (a product's
+  /// epilogue, or a sum one of whose terms a stage absorbed; that term's
+  /// stage is then read by nothing and never computed).
   void aliasTo(mlir::Operation *op, mlir::Value value) {
     aliases[op] = value;
   }

@@ -47,6 +47,7 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
   // A fused epilogue: the activation, or the residual added, after the
   // product.
   if (mlir::Operation *user = lowering.epilogueOf(result.getDefiningOp())) {
+    lowering.aliasTo(user, result); // computed in the product's output stage
     if (applyActivation(user, Expr(0.0f)).defined()) {
       gemm.epilogue = [user](const Index &, const Expr &, const Expr &,
                              const Expr &x) {

@@ -24,11 +24,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The only user of `value`'s single use, or null.
-Operation *onlyUser(Value value) {
-  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
-}
-
 /// Whether `user` is a product that reads `value` as its left operand only.
 bool readsAsProductLhs(Operation *user, Value value) {
   return user && isProduct(user) && user->getOperand(0) == value &&
@@ -44,20 +39,21 @@ Operation *fusionPartner(Operation *op) {
   if (Operation *product = getEpilogueProduct(op))
     return product;
   Operation *producer = op->getOperand(0).getDefiningOp();
-  if (isa<SplitOp>(op) && producer && onlyUser(producer->getResult(0)) == op &&
+  if (isa<SplitOp>(op) && producer &&
+      getOnlyUser(producer->getResult(0)) == op &&
       isActivation(producer) && getEpilogueProduct(producer))
     return producer;
   // Prologue: a norm only read as a product's left operand runs in the
   // product's staging of that operand.
   if (isNorm(op)) {
-    Operation *user = onlyUser(op->getResult(0));
+    Operation *user = getOnlyUser(op->getResult(0));
     return readsAsProductLhs(user, op->getResult(0)) ? user : nullptr;
   }
   // Prologue: elementwise into an elementwise user of the same type, or
   // into the left operand of a product.
   if (isElementwise(op) && op->getNumResults() == 1) {
     Value result = op->getResult(0);
-    Operation *user = onlyUser(result);
+    Operation *user = getOnlyUser(result);
     if (!user)
       return nullptr;
     if (isElementwise(user) && user->getResult(0).getType() == result.getType())

@@ -28,6 +28,10 @@ bool mlir::attn::isProduct(Operation *op) {
   return product && product.fusesOperandStages();
 }
 
+Operation *mlir::attn::getOnlyUser(Value value) {
+  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+}
+
 Operation *mlir::attn::getEpilogueProduct(Operation *op) {
   auto productFor = [&](Value value) -> Operation * {
     Operation *product = value.getDefiningOp();

@@ -42,6 +42,8 @@ bool isActivation(Operation *op);
 /// epilogue (attn.dense, attn.matmul: ProductOpInterface's
 /// fusesOperandStages).
 bool isProduct(Operation *op);
+/// The user of `value`'s only use, or null.
+Operation *getOnlyUser(Value value);
 /// The product whose output stage applies `op`, or null: `op` is an
 /// activation of a product used only by it, or an add of such a product and
 /// a value of the same type that is ready when the product runs (defined
