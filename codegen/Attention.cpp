@@ -148,14 +148,11 @@ struct StateTerm {
 /// first). Null `product` otherwise.
 static StateTerm absorbableStateTerm(const Lowering &lowering,
                                      attn::AttentionOp attention) {
-  auto onlyUser = [](mlir::Value value) -> mlir::Operation * {
-    return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
-  };
-  auto ours =
-      mlir::dyn_cast_or_null<attn::UnchunkOp>(onlyUser(attention.getResult()));
-  auto sum =
-      ours ? mlir::dyn_cast_or_null<attn::AddOp>(onlyUser(ours.getResult()))
-           : nullptr;
+  auto ours = mlir::dyn_cast_or_null<attn::UnchunkOp>(
+      attn::getOnlyUser(attention.getResult()));
+  auto sum = ours ? mlir::dyn_cast_or_null<attn::AddOp>(
+                        attn::getOnlyUser(ours.getResult()))
+                  : nullptr;
   if (!sum || sum.getType() != ours.getType())
     return {};
   mlir::Value other = sum->getOperand(sum->getOperand(0) == ours.getResult());
@@ -338,8 +335,8 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     absorbed = absorbableStateTerm(lowering, attention);
   attn::StateApplyOp stateTerm = absorbed.product;
   Func stateTile("attention_state_tile"), statesPanel("attention_states_panel");
-  Var statesPanelCol;
   std::vector<Var> nVars = makeVars(rank + 1, "n"); // batch..., h, i, c
+  std::vector<Var> kVars = makeVars(batchRank + 2, "k"); // batch..., r, c
   if (stateTerm) {
     const HTensor &lq = lowering.get(stateTerm.getQ());
     const HTensor &states = lowering.get(stateTerm.getStates());
@@ -348,14 +345,10 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
         nc = nVars[batchRank + 2];
     define(stateTile, nVars, 0.0f);
     RDom rs(0, lq.extents.back(), "rs");
-    Expr col = nh * dv + nc;
-    if (!wholeColumnTiles)
-      col = clamp(col, 0, width - 1);
     // The states' columns of one tile column, packed: rows of states are
     // e floats apart (a power of two in FLASH), which maps a column of
-    // them to a few cache sets. Clamped as the tiles' columns are: a
-    // vector of the panel may reach past the last column.
-    std::vector<Var> kVars = makeVars(batchRank + 2, "k"); // batch..., r, c
+    // them to a few cache sets. Its columns are clamped: rounded-up tiles
+    // and vectors of the panel may reach past the last one.
     Expr panelCol = kVars.back();
     if (!wholeColumnTiles)
       panelCol = clamp(panelCol, 0, width - 1);
@@ -363,10 +356,10 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
            states.at(withTail(Index(kVars.begin(), kVars.end() - 2),
                               {kVars[batchRank], panelCol})));
     std::vector<Expr> at(nVars.rbegin(), nVars.rend());
-    stateTile(at) =
-        stateTile(at) + lq.at(withTail(nBatch, {clamp(ni, 0, rows - 1), rs})) *
-                            callAt(statesPanel, withTail(nBatch, {rs, col}));
-    statesPanelCol = kVars.back();
+    stateTile(at) = stateTile(at) +
+                    lq.at(withTail(nBatch, {clamp(ni, 0, rows - 1), rs})) *
+                        callAt(statesPanel,
+                               withTail(nBatch, {rs, nh * dv + nc}));
     stateTile.update().reorder(nc, ni, rs);
     lowering.aliasTo(absorbed.sum, absorbed.attended);
     // The state product's own stage is never computed: not a stored
@@ -461,7 +454,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     TileLoops stateLoops{Var("sco"), Var("sci"), Var("srt"), Var("sri")};
     accTiles(acc, stateLoops, {brb, bh});
     statesPanel.compute_at(acc, stateLoops.co)
-        .vectorize(statesPanelCol, tile.vector);
+        .vectorize(kVars.back(), tile.vector);
     scheduleRegisterTile(stateTile, nVars[batchRank + 2], nVars[batchRank + 1],
                          LoopLevel(acc, stateLoops.rt), tile);
   } else {
