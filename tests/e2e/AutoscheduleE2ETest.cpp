@@ -8,9 +8,10 @@
 // with a beam of 1 here (HL_BEAM_SIZE, its greedy mode; its default beam
 // search takes minutes on a layer) and only on the models where its
 // schedules compute the right thing: on non-causal FLASH and on a stack of
-// FLASH layers its schedules (greedy or beam search alike) compute wrong
-// outputs, which `attnc run|bench --schedule adams2019` reports as an error
-// (tests/e2e/cli-autoschedule.test; docs/performance.md).
+// FLASH layers its schedules computed wrong outputs (greedy or beam search
+// alike), and its greedy ones now fail to compile in Halide; `attnc
+// run|bench --schedule adams2019` reports either as an error
+// (tests/e2e/cli-autoschedule.test; docs/tuning.md).
 //
 //===----------------------------------------------------------------------===//
 #include "tests/e2e/E2EUtil.h"
