@@ -108,6 +108,11 @@ def Attn_ChunkScanOp : Attn_Op<"chunk_scan",
 
     The exclusive form is FLASH's causal global term (spec §3.1: previous
     chunks only; an inclusive prefix would leak the chunk's own future).
+    When nothing else reads the states, code generation sums
+    them in place (states[g] += states[g - 1], an update of the states'
+    own stage) and the result is a view, states[g - 1] or 0: no buffer of
+    its own. Streamed, decoded and autoscheduled pipelines keep the scan a
+    stage of its own.
 
     With `length_of` (a tensor [..., n, f] in sequence form, not exclusive
     only), the total is divided by n, its sequence length: only its shape
