@@ -223,6 +223,9 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
          k.at(withTail(Index(tVars.begin(), tVars.end() - 2),
                        {clamp(tVars[rank - 1], 0, keys - 1), tVars[rank - 2]})));
   lowering.addTransposeStage(kT, tVars);
+  Index batchExtents(q.extents.begin(), q.extents.begin() + batchRank);
+  lowering.addStoredStage(
+      kT, withTail(batchExtents, {k.extents.back(), keyBlocks * block}));
 
   // One block of masked scores of head h, [batch..., h, i, j]: a register
   // tile accumulator of q_h k_h^T (computed per tile of the block) and the
@@ -513,6 +516,9 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   accTiles(acc.update(), keyLoops, {kd.x, brb, bh});
   Var rt = keyLoops.rt;
   if (byHead) {
+    lowering.addStoredStage(
+        valuesPanel,
+        withTail(batchExtents, {width / dv, keyBlocks * block, dv}));
     // Whole key blocks per task, fused with the batch entries and heads
     // into one parallel loop.
     Var jb("vjb"), jr("vjr");

@@ -781,6 +781,17 @@ static std::string locationText(mlir::Location loc) {
   return os.str();
 }
 
+void Lowering::addStoredStage(const Func &func, std::vector<Expr> extents) {
+  if (!currentOp)
+    return;
+  StoredBuffer buffer;
+  buffer.name = func.name();
+  buffer.origin = "'" + currentOp->getName().getStringRef().str() +
+                  "' at " + locationText(currentOp->getLoc());
+  buffer.extents = std::move(extents);
+  storedStages.push_back({std::move(buffer), currentOp});
+}
+
 void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
   // Top-level op indices; a kernel's members take their kernel's.
   mlir::Block &body = func.getBody().front();
@@ -838,6 +849,10 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
                         it->second.extents, topLevel(op), lastRead(result)});
     }
   });
+  for (auto &[buffer, op] : storedStages) {
+    buffer.first = buffer.last = topLevel(op);
+    stored.push_back(buffer);
+  }
 }
 
 } // namespace attnc::codegen

@@ -115,7 +115,8 @@ public:
   /// materialized op result, on a CPU). Its output buffer may then be an
   /// input's memory that nothing reads after the kernel (Step::inPlaceArg).
   std::vector<bool> outputAfterInputs;
-  /// Materialised op results in op order (for the resource check).
+  /// Materialised op results in op order, then addStoredStage's stages
+  /// (for the resource check).
   std::vector<StoredBuffer> stored;
 
   /// With options.streamRows (Stream.h), the inputs and outputs of one
@@ -240,6 +241,11 @@ public:
   /// gathers its elements from rows far apart in memory and every column
   /// reloads them.
   void addTransposeStage(Halide::Func func, std::vector<Halide::Var> vars);
+  /// Counts a whole-tensor stage that the current op's lowering adds
+  /// (transposed keys, packed values), of `extents` (MLIR order), among the
+  /// stored buffers of the resource check: alive while the op runs.
+  void addStoredStage(const Halide::Func &func,
+                      std::vector<Halide::Expr> extents);
   /// Whether per-row sums (addRowSum) run in vector lanes: on a CPU under a
   /// schedule with a vector, as internalSchedule() gives.
   bool vectorRowSums() const;
@@ -260,6 +266,8 @@ public:
                      std::vector<Halide::VarOrRVar> order = {});
   /// The op being lowered (its schedule and uses decide fusion).
   mlir::Operation *currentOp = nullptr;
+  /// addStoredStage's stages and their ops, for collectStoredBuffers.
+  std::vector<std::pair<StoredBuffer, mlir::Operation *>> storedStages;
 
   /// The `attn.schedule` of the stage being lowered: the op's, or a
   /// function result's for the stage that copies it out. Never null while

@@ -172,9 +172,11 @@ checkStoredBuffers(const std::vector<StoredBuffer> &stored,
     live = saturatingAdd(live, bytes);
     peak = std::max(peak, live);
   }
-  // The stages an op's lowering adds (transposed keys, operand panels,
-  // tables) come on top: measured within 10% of the op results (FLASH,
-  // GAU, MHSA against the buffer pool's peak; docs/performance.md).
+  // `stored` holds the op results and the whole-tensor stages an op's
+  // lowering adds (attention's transposed keys and packed values,
+  // Lowering::addStoredStage); its smaller stages (operand panels, tables)
+  // come on top: measured within 10% (FLASH, GAU, MHSA against the buffer
+  // pool's peak; docs/performance.md).
   return checkFitsMemory("the run needs about",
                          saturatingAdd(ioBytes, saturatingAdd(peak, peak / 10)),
                          " (inputs, weights and outputs: " +
