@@ -300,16 +300,17 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   // contiguous:
   // - `byHead`: heads of one column tile (MHSA's 64 features) whose key
   //   blocks several query blocks read are packed once, whole, by a stage
-  //   [batch..., h, j, c] (the values' size again; MHSA at n = 8192 took
-  //   0.974x the time of per-block panels);
+  //   [batch..., h, j, c] (the values' size again; examples/mhsa.attn at
+  //   n = 8192 took 0.938x the time of reading in place, 0.978x with
+  //   per-block panels);
   // - `panel`: otherwise each key block and column tile packs its own
   //   panel [batch..., j, c] inside the attention: a chunk's own keys in
   //   FLASH have one query block, and GAU's 1024-wide values would need an
   //   n x e buffer (+16% peak memory at n = 8192, for 1% less time);
   // - `inPlace`: values of one head and one column tile stored alone are
   //   contiguous already.
-  // Columns are clamped in the packing when rounded-up tiles reach past
-  // the last one.
+  // Columns are clamped (valueAt) when rounded-up tiles reach past the
+  // last one.
   enum class ValuesRead { inPlace, panel, byHead };
   const int64_t *staticRows = Internal::as_const_int(rows);
   bool sharedKeyBlocks = !staticRows || *staticRows > block;
@@ -331,9 +332,10 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   std::vector<Var> vVars = makeVars(batchRank + (byHead ? 3 : 2), "v");
   Index vBatch(vVars.begin(), vVars.begin() + batchRank);
   Var vj = vVars[vVars.size() - 2], vc = vVars.back();
-  define(valuesPanel, vVars,
-         byHead ? valueAt(vBatch, vj, vVars[batchRank] * dv + vc)
-                : valueAt(vBatch, vj, vc));
+  if (valuesRead != ValuesRead::inPlace)
+    define(valuesPanel, vVars,
+           byHead ? valueAt(vBatch, vj, vVars[batchRank] * dv + vc)
+                  : valueAt(vBatch, vj, vc));
   auto packedValue = [&](const Expr &key) {
     switch (valuesRead) {
     case ValuesRead::inPlace:
@@ -518,7 +520,9 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   if (byHead) {
     lowering.addStoredStage(
         valuesPanel,
-        withTail(batchExtents, {width / dv, keyBlocks * block, dv}));
+        // Rounded-up tiles realise tileX columns per head.
+        withTail(batchExtents, {width / dv, keyBlocks * block,
+                                Expr(tile.tileX())}));
     // Whole key blocks per task, fused with the batch entries and heads
     // into one parallel loop.
     Var jb("vjb"), jr("vjr");

@@ -116,16 +116,18 @@ static mlir::LogicalResult stepChunk(Lowering &lowering, attn::ChunkScanOp scan,
 }
 
 /// Whether an exclusive scan may sum its chunk states in their own stage:
-/// nothing else reads them, and their stage is one pure definition (a
-/// product's output stage) that an update can follow. Not under Halide's
-/// autoschedulers: Adams2019's schedule of that stage computed wrong sums
-/// (FLASH's causal template, relative error 7e18).
+/// they are a chunk_state product's result (its output stage, one pure
+/// definition that an update can follow), and nothing else reads them.
+/// Not under Halide's autoschedulers: Adams2019's schedule of that stage
+/// computed wrong sums (FLASH's causal template, relative error 7e18; the
+/// cause, Halide's or the formulation's, was not found).
 static bool scansInPlace(const Lowering &lowering, attn::ChunkScanOp op,
                          const HTensor &states) {
   return !lowering.autoscheduled() &&
+         op.getStates().getDefiningOp<attn::ChunkStateOp>() &&
          mlir::attn::getOnlyUser(op.getStates()) == op.getOperation() &&
          states.materialized && states.func.defined() &&
-         !states.func.has_update_definition() && states.rank() >= 3;
+         !states.func.has_update_definition();
 }
 
 static mlir::LogicalResult lowerChunkScan(Lowering &lowering,

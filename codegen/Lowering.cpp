@@ -786,8 +786,9 @@ void Lowering::addStoredStage(const Func &func, std::vector<Expr> extents) {
     return;
   StoredBuffer buffer;
   buffer.name = func.name();
-  buffer.origin = "'" + currentOp->getName().getStringRef().str() +
-                  "' at " + locationText(currentOp->getLoc());
+  buffer.origin = "a stage of '" +
+                  currentOp->getName().getStringRef().str() + "' at " +
+                  locationText(currentOp->getLoc());
   buffer.extents = std::move(extents);
   storedStages.push_back({std::move(buffer), currentOp});
 }
@@ -844,7 +845,8 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
           !seen.insert(it->second.func.name()).second)
         continue;
       stored.push_back({it->second.func.name(),
-                        "'" + op->getName().getStringRef().str() + "' at " +
+                        "the result of '" +
+                            op->getName().getStringRef().str() + "' at " +
                             locationText(op->getLoc()),
                         it->second.extents, topLevel(op), lastRead(result)});
     }

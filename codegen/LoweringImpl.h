@@ -85,7 +85,9 @@ std::string kernelSource(mlir::func::FuncOp func, const CodegenOptions &options)
 /// with the op it comes from for messages.
 struct StoredBuffer {
   std::string name;                  ///< The Halide Func's name.
-  std::string origin;                ///< `'attn.dense' at model.attn:12:7`.
+  /// `the result of 'attn.dense' at model.attn:12:7`, or `a stage of
+  /// 'attn.attention' at ...`.
+  std::string origin;
   std::vector<Halide::Expr> extents; ///< MLIR order, as HTensor::extents.
   /// Its lifetime in the function's top-level ops (an attn.kernel counts as
   /// one): the op that stores it and the last that reads it, through views

@@ -160,7 +160,7 @@ checkStoredBuffers(const std::vector<StoredBuffer> &stored,
     if (!known)
       continue; // checked by Halide when it allocates
     runtime::Result fits = checkBufferSize(
-        "buffer '" + buffer.name + "' (the result of " + buffer.origin + ")",
+        "buffer '" + buffer.name + "' (" + buffer.origin + ")",
         shape, maxBytes);
     if (!fits.ok())
       return fits;
