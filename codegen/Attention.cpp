@@ -309,7 +309,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   //   n x e buffer (+16% peak memory at n = 8192, for 1% less time);
   // - `inPlace`: values of one head and one column tile stored alone are
   //   contiguous already.
-  // Columns are clamped (valueAt) when rounded-up tiles reach past the
+  // Columns are clamped (inColumns) when rounded-up tiles reach past the
   // last one.
   enum class ValuesRead { inPlace, panel, byHead };
   const int64_t *staticRows = Internal::as_const_int(rows);
@@ -322,10 +322,13 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
                                    : ValuesRead::panel;
   }
   bool byHead = valuesRead == ValuesRead::byHead;
-  auto valueAt = [&](const Index &batch, const Expr &j, Expr col) {
-    if (!wholeColumnTiles)
-      col = clamp(col, 0, width - 1);
-    return v.at(withTail(batch, {clamp(j, 0, keys - 1), col}));
+  // A column of the values (or of FLASH's states, as wide) that rounded-up
+  // tiles and vectors may ask for past the last one.
+  auto inColumns = [&](const Expr &col) {
+    return wholeColumnTiles ? col : clamp(col, 0, width - 1);
+  };
+  auto valueAt = [&](const Index &batch, const Expr &j, const Expr &col) {
+    return v.at(withTail(batch, {clamp(j, 0, keys - 1), inColumns(col)}));
   };
   Func valuesPanel(byHead ? "attention_values_by_head"
                           : "attention_values_panel");
@@ -402,14 +405,10 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     RDom rs(0, lq.extents.back(), "rs");
     // The states' columns of one tile column, packed: rows of states are
     // e floats apart (a power of two in FLASH), which maps a column of
-    // them to a few cache sets. Its columns are clamped: rounded-up tiles
-    // and vectors of the panel may reach past the last one.
-    Expr panelCol = kVars.back();
-    if (!wholeColumnTiles)
-      panelCol = clamp(panelCol, 0, width - 1);
+    // them to a few cache sets. Its columns are clamped (inColumns).
     define(statesPanel, kVars,
            states.at(withTail(Index(kVars.begin(), kVars.end() - 2),
-                              {kVars[batchRank], panelCol})));
+                              {kVars[batchRank], inColumns(kVars.back())})));
     std::vector<Expr> at(nVars.rbegin(), nVars.rend());
     stateTile(at) = stateTile(at) +
                     lq.at(withTail(nBatch, {clamp(ni, 0, rows - 1), rs})) *

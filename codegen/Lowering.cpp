@@ -781,14 +781,18 @@ static std::string locationText(mlir::Location loc) {
   return os.str();
 }
 
+/// `'attn.dense' at model.attn:12:7`.
+static std::string opAt(mlir::Operation *op) {
+  return "'" + op->getName().getStringRef().str() + "' at " +
+         locationText(op->getLoc());
+}
+
 void Lowering::addStoredStage(const Func &func, std::vector<Expr> extents) {
   if (!currentOp)
     return;
   StoredBuffer buffer;
   buffer.name = func.name();
-  buffer.origin = "a stage of '" +
-                  currentOp->getName().getStringRef().str() + "' at " +
-                  locationText(currentOp->getLoc());
+  buffer.origin = "a stage of " + opAt(currentOp);
   buffer.extents = std::move(extents);
   storedStages.push_back({std::move(buffer), currentOp});
 }
@@ -844,10 +848,7 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
       if (it == values.end() || !it->second.materialized ||
           !seen.insert(it->second.func.name()).second)
         continue;
-      stored.push_back({it->second.func.name(),
-                        "the result of '" +
-                            op->getName().getStringRef().str() + "' at " +
-                            locationText(op->getLoc()),
+      stored.push_back({it->second.func.name(), "the result of " + opAt(op),
                         it->second.extents, topLevel(op), lastRead(result)});
     }
   });
