@@ -250,7 +250,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   // consumer that reads a slice (a split's middle part) would otherwise
   // start the rounded-up tiles at the slice and read the operands (and an
   // epilogue's residual) past their last column.
-  if (wholeColumnTiles)
+  if (wholeColumnTiles && !gemm.output)
     out.func.align_bounds(col, tileX);
   out.materialized = true;
   if (gpuTiled) {
@@ -260,9 +260,13 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
 
   Var colOuter("co"), rowOuter("ro"), colInner("ci"), rowInner("ri"),
       rowBlock("rb"), rowTile("rt");
+  // An output's rows are its buffer's: the last tile of rows is guarded
+  // (the accumulator tile still computes whole ones).
   out.func.compute_root()
-      .tile(col, row, colOuter, rowOuter, colInner, rowInner, tileX, tile.tileY,
-            TailStrategy::RoundUp)
+      .split(col, colOuter, colInner, tileX, TailStrategy::RoundUp)
+      .split(row, rowOuter, rowInner, tile.tileY,
+             gemm.output ? TailStrategy::GuardWithIf : TailStrategy::RoundUp)
+      .reorder(colInner, rowInner, colOuter, rowOuter)
       .split(rowOuter, rowBlock, rowTile, tile.rowBlock,
              TailStrategy::GuardWithIf);
   if (fewRows)

@@ -64,6 +64,10 @@ struct GemmOperands {
   std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
                              const Halide::Expr &col, const Halide::Expr &x)>
       epilogue;
+  /// The result is the pipeline's output (Lowering::claimOutput): it
+  /// writes the caller's buffer, so its rows are guarded instead of
+  /// rounded up to whole tiles (the columns fill whole tiles).
+  bool output = false;
   /// Initial value (e.g. a bias); zero when unset.
   std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
                              const Halide::Expr &col)>

@@ -11,6 +11,7 @@
 #include "codegen/Stream.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
@@ -636,6 +637,29 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     set(arg, tensor);
   }
 
+  // The values returned once and read by nothing else, for the products
+  // that write their outputs (claimOutput): a result an attn.kernel
+  // returns is its yielded value. (A stage that is an output and is read
+  // again, by another output's copy, is left to a copy.)
+  if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(
+          func.getBody().front().getTerminator()))
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      outputNames.push_back(
+          argumentName("out", index, describeResult(func, index).name));
+      if (!value.hasOneUse())
+        continue;
+      returnedAt[value] = unsigned(index);
+      auto result = mlir::dyn_cast<mlir::OpResult>(value);
+      auto kernel = result ? mlir::dyn_cast<mlir::attn::KernelOp>(
+                                 result.getOwner())
+                           : nullptr;
+      mlir::Value yielded =
+          kernel ? kernel.getYield().getValues()[result.getResultNumber()]
+                 : mlir::Value();
+      if (yielded && yielded.hasOneUse())
+        returnedAt[yielded] = unsigned(index);
+    }
+
   std::map<std::string, HTensor> weightByName;
   for (mlir::Operation &op : func.getBody().front()) {
     if (auto weight = mlir::dyn_cast<mlir::attn::WeightOp>(op)) {
@@ -667,6 +691,16 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         const HTensor &result = get(value);
         outputs.push_back(describeResult(func, index));
         outputExtents.push_back(result.extents);
+        auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
+        auto claimed = claimedOutputs.find(unsigned(index));
+        if (claimed != claimedOutputs.end() &&
+            result.func.name() == claimed->second.first) {
+          // The product stored its result in the output (claimOutput).
+          outputAfterInputs.push_back(claimed->second.second);
+          constrainDense(result.func.output_buffer(), type);
+          outputFuncs.push_back(result.func);
+          continue;
+        }
         mlir::Operation *producer = value.getDefiningOp();
         outputAfterInputs.push_back(
             !options.gpu && result.materialized && producer &&
@@ -686,8 +720,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         define(out, vars, result.at(toIndex(vars)));
         HTensor wrapped{out, result.extents};
         scheduleElementwise(wrapped, vars);
-        constrainDense(out.output_buffer(),
-                       mlir::cast<mlir::RankedTensorType>(value.getType()));
+        constrainDense(out.output_buffer(), type);
         outputFuncs.push_back(out);
       }
       continue;
@@ -719,6 +752,53 @@ static void setBounds(OutputImageParam buffer,
   for (int d = 0; d < rank; ++d)
     if (extents[rank - 1 - d].defined()) // not a cache's rows
       buffer.dim(d).set_bounds(0, extents[rank - 1 - d]);
+}
+
+std::string Lowering::claimOutput(mlir::Value value, bool afterInputs) {
+  auto returned = returnedAt.find(value);
+  if (options.gpu || options.chunkStep || autoscheduled() ||
+      returned == returnedAt.end() ||
+      claimedOutputs.count(returned->second))
+    return "";
+  const std::string &name = outputNames[returned->second];
+  claimedOutputs[returned->second] = {name, afterInputs};
+  return name;
+}
+
+bool Lowering::readsNoArgument(mlir::Value value) const {
+  llvm::SmallVector<mlir::Value> work{value};
+  llvm::DenseSet<mlir::Value> seen;
+  while (!work.empty()) {
+    mlir::Value next = work.pop_back_val();
+    if (!seen.insert(next).second)
+      continue;
+    mlir::Operation *producer = next.getDefiningOp();
+    if (!producer) {
+      // An argument: the function's (a hoisted weight is read as a weight:
+      // never a temporary a result takes over), or a score region's index.
+      auto argument = mlir::cast<mlir::BlockArgument>(next);
+      auto func = mlir::dyn_cast<mlir::func::FuncOp>(argument.getOwner()->getParentOp());
+      if (func && !func.getArgAttr(argument.getArgNumber(),
+                                      mlir::attn::AttnDialect::getWeightArgAttrName()))
+        return false;
+      continue;
+    }
+    if (mlir::isa<mlir::attn::WeightOp, mlir::arith::ConstantOp>(producer))
+      continue;
+    if (auto kernel = mlir::dyn_cast<mlir::attn::KernelOp>(producer)) {
+      work.push_back(kernel.getYield().getValues()
+                         [mlir::cast<mlir::OpResult>(next).getResultNumber()]);
+      continue;
+    }
+    auto it = values.find(next);
+    if (it != values.end() && it->second.materialized)
+      continue; // stored before the stages that read it
+    // Read inline: whatever the op reads, its region's too.
+    producer->walk([&](mlir::Operation *nested) {
+      llvm::append_range(work, nested->getOperands());
+    });
+  }
+  return true;
 }
 
 void Lowering::defineCarryNext(const StreamCarry &carry,
@@ -839,7 +919,11 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
     }
     return last;
   };
+  // A product that writes its output (claimOutput) stores in the caller's
+  // buffer, which the inputs and outputs count.
   std::set<std::string> seen;
+  for (const auto &[index, claimed] : claimedOutputs)
+    seen.insert(claimed.first);
   func.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
     if (mlir::isa<mlir::attn::WeightOp, mlir::attn::KernelOp>(op))
       return;

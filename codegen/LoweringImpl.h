@@ -114,8 +114,10 @@ public:
   std::vector<std::vector<Halide::Expr>> outputExtents;
   /// Per output: its copy-out stage, computed after every other stage, reads
   /// only a buffer the kernel stores itself (the returned value is a
-  /// materialized op result, on a CPU). Its output buffer may then be an
-  /// input's memory that nothing reads after the kernel (Step::inPlaceArg).
+  /// materialized op result, on a CPU), or the product that writes it
+  /// directly (claimOutput) reads the arguments only at the element it
+  /// writes. Its output buffer may then be an input's memory that nothing
+  /// reads after the kernel (Step::inPlaceArg).
   std::vector<bool> outputAfterInputs;
   /// Materialised op results in op order, then addStoredStage's stages
   /// (for the resource check).
@@ -296,6 +298,20 @@ public:
     aliases[op] = value;
   }
 
+  /// A returned product written straight into its output buffer, with no
+  /// copy-out stage: the name of the output that `value` is (the stage is
+  /// created under that name and becomes the pipeline's output), or "" when
+  /// it must be copied out: `value` is not returned, or is returned twice or
+  /// read by another op too, or another stage claimed its output, or the
+  /// pipeline is for a GPU, a decoding step or an autoscheduler. `afterInputs` is the output's outputAfterInputs:
+  /// whether the stage reads the function's arguments only at the element
+  /// it writes (readsNoArgument), so that the output may take an input's
+  /// memory.
+  std::string claimOutput(mlir::Value value, bool afterInputs);
+  /// Whether computing `value` reads no argument of the function, except
+  /// through stored results (materialised op results, weights).
+  bool readsNoArgument(mlir::Value value) const;
+
   /// cos and sin of the RoPE angles p * base^(-i/half), indexed (i, p);
   /// built once per (base, half).
   std::pair<Halide::Func, Halide::Func> ropeTables(double base, int half);
@@ -334,6 +350,13 @@ private:
                     const Halide::Var &col, const Halide::Var &row,
                     const std::vector<Halide::VarOrRVar> &order);
   llvm::DenseMap<mlir::Value, HTensor> values;
+  /// See claimOutput: per value returned once and read by nothing else
+  /// (and the value an attn.kernel yields as such a result) its output
+  /// index, each output's name, and the outputs claimed (index -> stage
+  /// name, afterInputs).
+  llvm::DenseMap<mlir::Value, unsigned> returnedAt;
+  std::vector<std::string> outputNames;
+  std::map<unsigned, std::pair<std::string, bool>> claimedOutputs;
   /// See aliasTo.
   llvm::DenseMap<mlir::Operation *, mlir::Value> aliases;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>

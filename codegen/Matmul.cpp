@@ -20,14 +20,43 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
                        mlir::Value result) {
   const HTensor &a = lowering.get(aValue);
   const HTensor &b = lowering.get(bValue);
+  mlir::Operation *user = lowering.epilogueOf(result.getDefiningOp());
+  mlir::Value residualValue;
+  if (user && !applyActivation(user, Expr(0.0f)).defined())
+    residualValue = user->getOperand(0) == result ? user->getOperand(1)
+                                                  : user->getOperand(0);
+  // A returned product (with its epilogue) stores into the output when
+  // its register tiles cover the columns exactly: the columns' tiles round
+  // up, which an output's fixed bounds allow only then. The output may take
+  // an input's memory when the product reads the arguments only at the
+  // element it writes: a residual that is an argument itself.
+  GemmOperands gemm;
+  std::string output;
+  {
+    mlir::attn::ScheduleAttr attr = lowering.schedule();
+    const int64_t *cols = Internal::as_const_int(b.extents.back());
+    if (attr.getStrategy() != attn::Strategy::naive && !attr.isOnGpu() &&
+        cols && *cols % GemmTile::of(attr).tileX() == 0) {
+      auto argumentOrStored = [&](mlir::Value value) {
+        return mlir::isa<mlir::BlockArgument>(value) ||
+               lowering.readsNoArgument(value);
+      };
+      bool afterInputs =
+          lowering.readsNoArgument(aValue) && lowering.readsNoArgument(bValue) &&
+          (!biasValue || lowering.readsNoArgument(biasValue)) &&
+          (!residualValue || argumentOrStored(residualValue));
+      output = lowering.claimOutput(user ? user->getResult(0) : result,
+                                    afterInputs);
+      gemm.output = !output.empty();
+    }
+  }
   HTensor t;
-  t.func = Func(biasValue ? "dense" : "matmul");
+  t.func = Func(!output.empty() ? output : biasValue ? "dense" : "matmul");
   std::vector<Expr> from = a.extents;
   from.back() = b.extents.back();
   t.extents = lowering.extentsLike(result, from);
   std::vector<Var> vars = makeVars(t.rank(), "m");
 
-  GemmOperands gemm;
   gemm.rows = a.extents[a.rank() - 2];
   gemm.cols = b.extents.back();
   gemm.depth = a.extents.back();
@@ -46,17 +75,15 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
   }
   // A fused epilogue: the activation, or the residual added, after the
   // product.
-  if (mlir::Operation *user = lowering.epilogueOf(result.getDefiningOp())) {
+  if (user) {
     lowering.aliasTo(user, result); // computed in the product's output stage
-    if (applyActivation(user, Expr(0.0f)).defined()) {
+    if (!residualValue) {
       gemm.epilogue = [user](const Index &, const Expr &, const Expr &,
                              const Expr &x) {
         return applyActivation(user, x);
       };
     } else {
-      mlir::Value other = user->getOperand(0) == result ? user->getOperand(1)
-                                                        : user->getOperand(0);
-      const HTensor &residual = lowering.get(other);
+      const HTensor &residual = lowering.get(residualValue);
       gemm.epilogue = [&residual](const Index &batch, const Expr &row,
                                   const Expr &col, const Expr &x) {
         return x + residual.at(withTail(batch, {row, col}));
