@@ -28,6 +28,15 @@ GemmTile GemmTile::of(mlir::attn::ScheduleAttr attr) {
   return tile;
 }
 
+bool GemmTile::coversColumns(const Expr &cols) const {
+  const int64_t *staticCols = Internal::as_const_int(cols);
+  return staticCols && *staticCols % tileX() == 0;
+}
+
+bool GemmTile::onCpu(mlir::attn::ScheduleAttr attr) {
+  return attr.getStrategy() != mlir::attn::Strategy::naive && !attr.isOnGpu();
+}
+
 /// Vectorises `var` of `stage` by `lanes` (nothing for a scalar tile).
 static Stage vectorizeBy(Stage stage, const VarOrRVar &var, int lanes,
                          TailStrategy tail = TailStrategy::Auto) {
@@ -130,7 +139,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   mlir::attn::ScheduleAttr attr = lowering.schedule();
   bool naive = attr.getStrategy() == mlir::attn::Strategy::naive;
   bool gpuTiled = !naive && attr.isOnGpu();
-  bool blocked = !naive && !gpuTiled;
+  bool blocked = GemmTile::onCpu(attr);
   if (naive) {
     RDom r(0, gemm.depth, "k");
     Expr value =
@@ -169,7 +178,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   // Columns that fill whole tiles need no clamp (which would turn the
   // vector loads of the right operand into gathers).
   int tileX = tile.tileX();
-  bool wholeColumnTiles = staticCols && *staticCols % tileX == 0;
+  bool wholeColumnTiles = tile.coversColumns(gemm.cols);
   Expr safeRow = clamp(row, 0, gemm.rows - 1);
   Expr safeCol = wholeColumnTiles ? Expr(col) : clamp(col, 0, gemm.cols - 1);
   Func acc(out.func.name() + "_acc");
@@ -250,7 +259,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   // consumer that reads a slice (a split's middle part) would otherwise
   // start the rounded-up tiles at the slice and read the operands (and an
   // epilogue's residual) past their last column.
-  if (wholeColumnTiles && !gemm.output)
+  if (wholeColumnTiles && !gemm.writesOutput)
     out.func.align_bounds(col, tileX);
   out.materialized = true;
   if (gpuTiled) {
@@ -265,7 +274,7 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   out.func.compute_root()
       .split(col, colOuter, colInner, tileX, TailStrategy::RoundUp)
       .split(row, rowOuter, rowInner, tile.tileY,
-             gemm.output ? TailStrategy::GuardWithIf : TailStrategy::RoundUp)
+             gemm.writesOutput ? TailStrategy::GuardWithIf : TailStrategy::RoundUp)
       .reorder(colInner, rowInner, colOuter, rowOuter)
       .split(rowOuter, rowBlock, rowTile, tile.rowBlock,
              TailStrategy::GuardWithIf);

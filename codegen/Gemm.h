@@ -29,6 +29,12 @@ struct GemmTile {
   /// What is not unrolled stays a loop over the tile.
   int unrollVectors = 1, unrollRows = 1;
   int tileX() const { return vector * unrollX; }
+  /// Whether whole tiles cover `cols` exactly (a static multiple of tile
+  /// x): rounded-up column tiles then compute nothing past the end.
+  bool coversColumns(const Halide::Expr &cols) const;
+  /// Whether `attr` schedules register tiles on a CPU (not naive, not a
+  /// GPU's blocks of threads).
+  static bool onCpu(mlir::attn::ScheduleAttr attr);
   /// The tile of a CPU schedule (strategy gemm or blocked).
   static GemmTile of(mlir::attn::ScheduleAttr attr);
 };
@@ -67,7 +73,7 @@ struct GemmOperands {
   /// The result is the pipeline's output (Lowering::claimOutput): it
   /// writes the caller's buffer, so its rows are guarded instead of
   /// rounded up to whole tiles (the columns fill whole tiles).
-  bool output = false;
+  bool writesOutput = false;
   /// Initial value (e.g. a bias); zero when unset.
   std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
                              const Halide::Expr &col)>

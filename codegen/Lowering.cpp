@@ -692,18 +692,26 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         outputs.push_back(describeResult(func, index));
         outputExtents.push_back(result.extents);
         auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
+        // A stream carry's `next` is computed after the outputs: it may read
+        // an argument the output has overwritten, so none is in place.
+        bool carries = !streamCarries.empty();
         auto claimed = claimedOutputs.find(unsigned(index));
-        if (claimed != claimedOutputs.end() &&
-            result.func.name() == claimed->second.first) {
+        if (claimed != claimedOutputs.end()) {
+          if (!result.func.function().same_as(
+                  claimed->second.first.function()))
+            return ret.emitError()
+                   << "internal error: result " << index
+                   << " was to be written by its product, which is not "
+                      "what the function returns";
           // The product stored its result in the output (claimOutput).
-          outputAfterInputs.push_back(claimed->second.second);
+          outputAfterInputs.push_back(claimed->second.second && !carries);
           constrainDense(result.func.output_buffer(), type);
           outputFuncs.push_back(result.func);
           continue;
         }
         mlir::Operation *producer = value.getDefiningOp();
         outputAfterInputs.push_back(
-            !options.gpu && result.materialized && producer &&
+            !options.gpu && !carries && result.materialized && producer &&
             !mlir::isa<mlir::attn::WeightOp>(producer));
         Func out(argumentName("out", index, outputs.back().name));
         // The copy's schedule is the result's attribute (attn-tile's).
@@ -754,15 +762,17 @@ static void setBounds(OutputImageParam buffer,
       buffer.dim(d).set_bounds(0, extents[rank - 1 - d]);
 }
 
-std::string Lowering::claimOutput(mlir::Value value, bool afterInputs) {
+std::optional<Func>
+Lowering::claimOutput(mlir::Value value,
+                      llvm::function_ref<bool()> afterInputs) {
   auto returned = returnedAt.find(value);
   if (options.gpu || options.chunkStep || autoscheduled() ||
       returned == returnedAt.end() ||
       claimedOutputs.count(returned->second))
-    return "";
-  const std::string &name = outputNames[returned->second];
-  claimedOutputs[returned->second] = {name, afterInputs};
-  return name;
+    return std::nullopt;
+  Func stage(outputNames[returned->second]);
+  claimedOutputs.insert({returned->second, {stage, afterInputs()}});
+  return stage;
 }
 
 bool Lowering::readsNoArgument(mlir::Value value) const {
@@ -777,9 +787,11 @@ bool Lowering::readsNoArgument(mlir::Value value) const {
       // An argument: the function's (a hoisted weight is read as a weight:
       // never a temporary a result takes over), or a score region's index.
       auto argument = mlir::cast<mlir::BlockArgument>(next);
-      auto func = mlir::dyn_cast<mlir::func::FuncOp>(argument.getOwner()->getParentOp());
-      if (func && !func.getArgAttr(argument.getArgNumber(),
-                                      mlir::attn::AttnDialect::getWeightArgAttrName()))
+      auto func = mlir::dyn_cast<mlir::func::FuncOp>(
+          argument.getOwner()->getParentOp());
+      if (func &&
+          !func.getArgAttr(argument.getArgNumber(),
+                           mlir::attn::AttnDialect::getWeightArgAttrName()))
         return false;
       continue;
     }
@@ -923,7 +935,7 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
   // buffer, which the inputs and outputs count.
   std::set<std::string> seen;
   for (const auto &[index, claimed] : claimedOutputs)
-    seen.insert(claimed.first);
+    seen.insert(claimed.first.name());
   func.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
     if (mlir::isa<mlir::attn::WeightOp, mlir::attn::KernelOp>(op))
       return;

@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace attnc::codegen {
 
@@ -116,8 +117,9 @@ public:
   /// only a buffer the kernel stores itself (the returned value is a
   /// materialized op result, on a CPU), or the product that writes it
   /// directly (claimOutput) reads the arguments only at the element it
-  /// writes. Its output buffer may then be an input's memory that nothing
-  /// reads after the kernel (Step::inPlaceArg).
+  /// writes; and no stream carry is computed after it. Its output buffer
+  /// may then be an input's memory that nothing reads after the kernel
+  /// (Step::inPlaceArg).
   std::vector<bool> outputAfterInputs;
   /// Materialised op results in op order, then addStoredStage's stages
   /// (for the resource check).
@@ -299,15 +301,19 @@ public:
   }
 
   /// A returned product written straight into its output buffer, with no
-  /// copy-out stage: the name of the output that `value` is (the stage is
-  /// created under that name and becomes the pipeline's output), or "" when
-  /// it must be copied out: `value` is not returned, or is returned twice or
+  /// copy-out stage: the Func of the output that `value` is (named after
+  /// the output; the product defines it, and it becomes the pipeline's
+  /// output), or nothing when the value must be copied out: `value` is not returned, or is returned twice or
   /// read by another op too, or another stage claimed its output, or the
-  /// pipeline is for a GPU, a decoding step or an autoscheduler. `afterInputs` is the output's outputAfterInputs:
-  /// whether the stage reads the function's arguments only at the element
-  /// it writes (readsNoArgument), so that the output may take an input's
-  /// memory.
-  std::string claimOutput(mlir::Value value, bool afterInputs);
+  /// pipeline is for a GPU, a decoding step or an autoscheduler. The caller
+  /// asks only for a stage that can be an output (a blocked CPU product
+  /// whose tiles cover its columns: GemmTile::writesWholeColumns).
+  /// `afterInputs`, called once the output is claimed, is the output's
+  /// outputAfterInputs: whether the stage reads the function's arguments
+  /// only at the element it writes (readsNoArgument), so that the output
+  /// may take an input's memory.
+  std::optional<Halide::Func>
+  claimOutput(mlir::Value value, llvm::function_ref<bool()> afterInputs);
   /// Whether computing `value` reads no argument of the function, except
   /// through stored results (materialised op results, weights).
   bool readsNoArgument(mlir::Value value) const;
@@ -352,11 +358,11 @@ private:
   llvm::DenseMap<mlir::Value, HTensor> values;
   /// See claimOutput: per value returned once and read by nothing else
   /// (and the value an attn.kernel yields as such a result) its output
-  /// index, each output's name, and the outputs claimed (index -> stage
-  /// name, afterInputs).
+  /// index, each output's name, and the outputs claimed (index -> stage,
+  /// afterInputs).
   llvm::DenseMap<mlir::Value, unsigned> returnedAt;
   std::vector<std::string> outputNames;
-  std::map<unsigned, std::pair<std::string, bool>> claimedOutputs;
+  std::map<unsigned, std::pair<Halide::Func, bool>> claimedOutputs;
   /// See aliasTo.
   llvm::DenseMap<mlir::Operation *, mlir::Value> aliases;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>

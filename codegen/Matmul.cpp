@@ -31,27 +31,26 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
   // an input's memory when the product reads the arguments only at the
   // element it writes: a residual that is an argument itself.
   GemmOperands gemm;
-  std::string output;
-  {
-    mlir::attn::ScheduleAttr attr = lowering.schedule();
-    const int64_t *cols = Internal::as_const_int(b.extents.back());
-    if (attr.getStrategy() != attn::Strategy::naive && !attr.isOnGpu() &&
-        cols && *cols % GemmTile::of(attr).tileX() == 0) {
+  std::optional<Func> output;
+  mlir::attn::ScheduleAttr attr = lowering.schedule();
+  if (GemmTile::onCpu(attr) &&
+      GemmTile::of(attr).coversColumns(b.extents.back())) {
+    auto afterInputs = [&] {
       auto argumentOrStored = [&](mlir::Value value) {
         return mlir::isa<mlir::BlockArgument>(value) ||
                lowering.readsNoArgument(value);
       };
-      bool afterInputs =
-          lowering.readsNoArgument(aValue) && lowering.readsNoArgument(bValue) &&
-          (!biasValue || lowering.readsNoArgument(biasValue)) &&
-          (!residualValue || argumentOrStored(residualValue));
-      output = lowering.claimOutput(user ? user->getResult(0) : result,
-                                    afterInputs);
-      gemm.output = !output.empty();
-    }
+      return lowering.readsNoArgument(aValue) &&
+             lowering.readsNoArgument(bValue) &&
+             (!biasValue || lowering.readsNoArgument(biasValue)) &&
+             (!residualValue || argumentOrStored(residualValue));
+    };
+    output =
+        lowering.claimOutput(user ? user->getResult(0) : result, afterInputs);
+    gemm.writesOutput = output.has_value();
   }
   HTensor t;
-  t.func = Func(!output.empty() ? output : biasValue ? "dense" : "matmul");
+  t.func = output ? *output : Func(biasValue ? "dense" : "matmul");
   std::vector<Expr> from = a.extents;
   from.back() = b.extents.back();
   t.extents = lowering.extentsLike(result, from);
