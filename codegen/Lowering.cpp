@@ -606,6 +606,16 @@ Expr Lowering::rowOffset() const {
   return streaming() ? cast<int>(streamOffset(0)) : Expr(0);
 }
 
+/// The value an attn.kernel yields as its result `value`, or null when
+/// `value` is not a kernel's result.
+static mlir::Value yieldedBy(mlir::Value value) {
+  auto result = mlir::dyn_cast<mlir::OpResult>(value);
+  auto kernel =
+      result ? mlir::dyn_cast<mlir::attn::KernelOp>(result.getOwner()) : nullptr;
+  return kernel ? kernel.getYield().getValues()[result.getResultNumber()]
+                : mlir::Value();
+}
+
 mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
   if (mlir::failed(checkStaticExtents(func)))
     return mlir::failure();
@@ -649,13 +659,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
       if (!value.hasOneUse())
         continue;
       returnedAt[value] = unsigned(index);
-      auto result = mlir::dyn_cast<mlir::OpResult>(value);
-      auto kernel = result ? mlir::dyn_cast<mlir::attn::KernelOp>(
-                                 result.getOwner())
-                           : nullptr;
-      mlir::Value yielded =
-          kernel ? kernel.getYield().getValues()[result.getResultNumber()]
-                 : mlir::Value();
+      mlir::Value yielded = yieldedBy(value);
       if (yielded && yielded.hasOneUse())
         returnedAt[yielded] = unsigned(index);
     }
@@ -713,7 +717,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         outputAfterInputs.push_back(
             !options.gpu && !carries && result.materialized && producer &&
             !mlir::isa<mlir::attn::WeightOp>(producer));
-        Func out(argumentName("out", index, outputs.back().name));
+        Func out(outputNames[index]);
         // The copy's schedule is the result's attribute (attn-tile's).
         currentOp = nullptr;
         currentSchedule = ownerSchedule =
@@ -797,9 +801,8 @@ bool Lowering::readsNoArgument(mlir::Value value) const {
     }
     if (mlir::isa<mlir::attn::WeightOp, mlir::arith::ConstantOp>(producer))
       continue;
-    if (auto kernel = mlir::dyn_cast<mlir::attn::KernelOp>(producer)) {
-      work.push_back(kernel.getYield().getValues()
-                         [mlir::cast<mlir::OpResult>(next).getResultNumber()]);
+    if (mlir::Value yielded = yieldedBy(next)) {
+      work.push_back(yielded);
       continue;
     }
     auto it = values.find(next);

@@ -303,11 +303,12 @@ public:
   /// A returned product written straight into its output buffer, with no
   /// copy-out stage: the Func of the output that `value` is (named after
   /// the output; the product defines it, and it becomes the pipeline's
-  /// output), or nothing when the value must be copied out: `value` is not returned, or is returned twice or
-  /// read by another op too, or another stage claimed its output, or the
-  /// pipeline is for a GPU, a decoding step or an autoscheduler. The caller
-  /// asks only for a stage that can be an output (a blocked CPU product
-  /// whose tiles cover its columns: GemmTile::writesWholeColumns).
+  /// output), or nothing when the value must be copied out: `value` is not
+  /// returned, or is returned twice or read by another op too, or another
+  /// stage claimed its output, or the pipeline is for a GPU, a decoding
+  /// step or an autoscheduler. The caller asks only for a stage that can
+  /// be an output (a blocked CPU product whose tiles cover its columns:
+  /// GemmTile::onCpu, GemmTile::coversColumns).
   /// `afterInputs`, called once the output is claimed, is the output's
   /// outputAfterInputs: whether the stage reads the function's arguments
   /// only at the element it writes (readsNoArgument), so that the output
