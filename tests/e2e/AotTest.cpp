@@ -261,12 +261,17 @@ TEST_F(AotTest, TruncatedAndCorruptWeightFilesAreRejected) {
 
 /// tests/e2e/Inputs/repeated.attn (three layers of one configuration),
 /// compiled for the JIT.
-/// tests/e2e/Inputs/`name` compiled for the JIT with the default schedules.
-std::unique_ptr<CompiledModel> compileInput(const std::string &name) {
+/// The text of tests/e2e/Inputs/`name`.
+std::string readInput(const std::string &name) {
   std::ifstream file(ATTNC_TESTS_E2E_INPUTS "/" + name);
   std::stringstream source;
   source << file.rdbuf();
-  return compileAttn(source.str(), driver::SchedulePolicy::Default);
+  return source.str();
+}
+
+/// tests/e2e/Inputs/`name` compiled for the JIT with the default schedules.
+std::unique_ptr<CompiledModel> compileInput(const std::string &name) {
+  return compileAttn(readInput(name), driver::SchedulePolicy::Default);
 }
 
 std::unique_ptr<CompiledModel> compileRepeated() {
@@ -322,6 +327,32 @@ TEST(AotRepeatedLayersTest, LayersAfterTheFirstWriteOverTheirInput) {
   TensorMap inputs = randomInputs(*model->jit, {{"n", 40}, {"b", 1}}, 9);
   TensorMap got = runJit(*model, inputs, weights);
   EXPECT_LE(relativeError(got, runReference(*model, inputs, weights)), 1e-5);
+}
+
+// Streamed over blocks of rows, each layer kernel carries its chunk states
+// from block to block, and a carry's next value is computed after the
+// kernel's output: a carry could read an input the output had overwritten,
+// so no step writes its result over its input. The streamed stack computes
+// what the whole-sequence run computes.
+TEST(AotRepeatedLayersTest, StreamedLayersKeepTheirInputs) {
+  std::unique_ptr<CompiledModel> whole = compileRepeated();
+  ASSERT_TRUE(whole->jit) << whole->diagnostics;
+  driver::SessionOptions options;
+  options.streamRows = 16; // two of the layers' chunks of 8 rows
+  std::unique_ptr<CompiledModel> streamed =
+      compileAttn(readInput("repeated.attn"), options);
+  ASSERT_TRUE(streamed->jit) << streamed->diagnostics;
+  const codegen::Program *program = streamed->jit->pipeline().program();
+  ASSERT_TRUE(program);
+  ASSERT_EQ(program->steps.size(), 4u);
+  for (const codegen::Step &step : program->steps)
+    EXPECT_EQ(step.inPlaceArg, -1) << step.label;
+
+  TensorMap weights = codegen::randomWeights(whole->jit->pipeline().weights(), 8);
+  TensorMap inputs = randomInputs(*whole->jit, {{"n", 40}, {"b", 2}}, 9);
+  TensorMap want = runJit(*whole, inputs, weights);
+  TensorMap got = runJit(*streamed, inputs, weights);
+  EXPECT_LE(maxRelativeDifference(got.at("y"), want.at("y")), 1e-5);
 }
 
 // Incremental decoding in a library (attnc compile --decode): a prefill of
