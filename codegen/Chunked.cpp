@@ -50,6 +50,10 @@ static mlir::LogicalResult lowerChunk(Lowering &lowering, attn::ChunkOp op) {
 }
 
 static mlir::LogicalResult lowerUnchunk(Lowering &lowering, attn::UnchunkOp op) {
+  // Lowered already: a view of FLASH's attention accumulators, which its
+  // output projection computes in its row blocks (lowerTiledAttention).
+  if (lowering.has(op.getResult()))
+    return mlir::success();
   const HTensor &y = lowering.get(op.getY());
   const HTensor &like = lowering.get(op.getLike());
   int size = static_cast<int>(

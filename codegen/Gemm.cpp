@@ -305,6 +305,14 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   if (packPanel)
     vectorizeBy(rhsPanel.compute_at(out.func, colOuter), rhsVars[rank - 1],
                 tile.vector);
+  // A producer of the left operand computed per row block (FLASH's
+  // attention accumulators, computeInRowBlocks: only for a product that
+  // stages its left operand per row block, never a decoding step's), read
+  // by the staged operand.
+  if (gemm.rowBlockStage) {
+    Func stage = *gemm.rowBlockStage;
+    stage.compute_at(out.func, blockLoop);
+  }
   if (stageLhs) {
     panel.compute_at(out.func, fewRows ? rowBlock : blockLoop);
     vectorizeBy(panel, panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);

@@ -300,6 +300,24 @@ public:
     aliases[op] = value;
   }
 
+  /// Fusion into a consumer's loops: `stage` (FLASH's attention
+  /// accumulators) is computed in each row block of `product` (its output
+  /// projection), which reads it through its staged left operand; the
+  /// producer's own result is then a view of `stage` and never stored
+  /// (lowerTiledAttention). The product's lowering takes it once
+  /// (takeRowBlockStage) and computes it at its row-block loop.
+  void computeInRowBlocks(mlir::Operation *product, Halide::Func stage) {
+    rowBlockStages[product] = stage;
+  }
+  std::optional<Halide::Func> takeRowBlockStage(mlir::Operation *product) {
+    auto it = rowBlockStages.find(product);
+    if (it == rowBlockStages.end())
+      return std::nullopt;
+    Halide::Func stage = it->second;
+    rowBlockStages.erase(it);
+    return stage;
+  }
+
   /// A returned product written straight into its output buffer, with no
   /// copy-out stage: the Func of the output that `value` is (named after
   /// the output; the product defines it, and it becomes the pipeline's
@@ -366,6 +384,8 @@ private:
   std::map<unsigned, std::pair<Halide::Func, bool>> claimedOutputs;
   /// See aliasTo.
   llvm::DenseMap<mlir::Operation *, mlir::Value> aliases;
+  /// See computeInRowBlocks.
+  llvm::DenseMap<mlir::Operation *, Halide::Func> rowBlockStages;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>
       ropeCache;
 };

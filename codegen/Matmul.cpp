@@ -66,6 +66,7 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
     return b.at(b.rank() == 2 ? Index{k, col} : withTail(batch, {k, col}));
   };
   gemm.batchedRhs = b.rank() > 2;
+  gemm.rowBlockStage = lowering.takeRowBlockStage(result.getDefiningOp());
   if (biasValue) {
     const HTensor &bias = lowering.get(biasValue);
     gemm.init = [&bias](const Index &, const Expr &, const Expr &col) {

@@ -46,7 +46,7 @@ static int64_t fitPowerOf2(int64_t limit, int64_t extent) {
 ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
                                             const TargetModel &target, int64_t m,
                                             int64_t n, int64_t k, bool fusedLhs,
-                                            bool sharedRhs) {
+                                            bool sharedRhs, int64_t queryBlock) {
   ScheduleParams p;
   p.strategy = Strategy::gemm;
   if (target.isGpu()) {
@@ -100,6 +100,13 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
   // row tiles (the panel is packed once per entry, not per row block).
   // The panel spans the whole depth: only a static one that needs no
   // reduction blocks.
+  // Row blocks of whole query blocks of the attention the product
+  // computes in them (getGatedChunkAttention): the least common multiple
+  // of a tile's rows and a query block, at least the usual block.
+  if (queryBlock > 0) {
+    int64_t whole = std::lcm(p.tileY, queryBlock);
+    p.rowBlock = llvm::alignTo(p.rowBlock, whole);
+  }
   if (!sharedRhs && !ShapedType::isDynamic(m) && m > p.tileY &&
       !ShapedType::isDynamic(k) && p.splitK == 0) {
     p.packRhs = true;
@@ -421,9 +428,25 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
     fused.compute = ComputeAt::inlined;
     return ScheduleAttr::get(context, fused);
   }
-  case ScheduleShape::Product:
+  case ScheduleShape::Product: {
+    // FLASH's output projection: row blocks of whole query blocks of the
+    // chunk attention whose accumulators it reads.
+    int64_t queryBlock = 0;
+    auto product = dyn_cast<ProductOpInterface>(op);
+    if (AttentionOp attention =
+            product && !target.isGpu()
+                ? getGatedChunkAttention(product.getProductLhs())
+                : AttentionOp()) {
+      ScheduleAttr own = ScheduleAttr::lookup(attention);
+      if (!own)
+        own = chooseSchedule(attention, target);
+      if (own && own.getStrategy() == Strategy::blocked)
+        queryBlock = own.getSplitK();
+    }
     return chooseGemmSchedule(context, target, shape.rows, shape.width,
-                              shape.depth, shape.fusedLhs, shape.sharedRhs);
+                              shape.depth, shape.fusedLhs, shape.sharedRhs,
+                              queryBlock);
+  }
   case ScheduleShape::Attention:
     return chooseAttentionSchedule(context, target, shape.width, shape.depth,
                                    shape.chunkMask, shape.softmax);

@@ -114,10 +114,14 @@ verifyScheduleFor(ScheduleAttr schedule, const TargetModel &target,
 /// batch entry's own is packed a column panel per task when `m` and `k`
 /// are static, `k` needs no reduction blocks, and more than one row tile
 /// reads each panel (a task then takes up to
-/// kGemmEntryRowTiles row tiles: all of a chunk state's rows).
+/// kGemmEntryRowTiles row tiles: all of a chunk state's rows). With
+/// `queryBlock`, the rows of a query block of the attention that a CPU
+/// product computes in its row blocks (FLASH's output projection), a row
+/// block is a whole number of query blocks and of tiles.
 ScheduleAttr chooseGemmSchedule(MLIRContext *context, const TargetModel &target,
                                 int64_t m, int64_t n, int64_t k,
-                                bool fusedLhs = false, bool sharedRhs = false);
+                                bool fusedLhs = false, bool sharedRhs = false,
+                                int64_t queryBlock = 0);
 /// The schedule of a row-wise op (elementwise, norm, rope, linear attention)
 /// whose result has rows of `width` elements and `rank` axes.
 ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,

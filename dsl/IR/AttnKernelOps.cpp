@@ -32,6 +32,26 @@ Operation *mlir::attn::getOnlyUser(Value value) {
   return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
 }
 
+AttentionOp mlir::attn::getGatedChunkAttention(Value lhs) {
+  auto gate = lhs.getDefiningOp<MulOp>();
+  if (!gate || !lhs.hasOneUse())
+    return {};
+  for (Value operand : gate->getOperands()) {
+    auto sum = operand.getDefiningOp<AddOp>();
+    if (!sum || !operand.hasOneUse() || sum.getType() != gate.getType())
+      continue;
+    for (Value term : sum->getOperands()) {
+      auto unchunk = term.getDefiningOp<UnchunkOp>();
+      auto attention =
+          unchunk ? unchunk.getY().getDefiningOp<AttentionOp>() : nullptr;
+      if (attention && term.hasOneUse() && attention->hasOneUse() &&
+          attention.getNormalize() == Normalize::none)
+        return attention;
+    }
+  }
+  return {};
+}
+
 Operation *mlir::attn::getEpilogueProduct(Operation *op) {
   auto productFor = [&](Value value) -> Operation * {
     Operation *product = value.getDefiningOp();

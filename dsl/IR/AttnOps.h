@@ -51,6 +51,12 @@ Operation *getOnlyUser(Value value);
 /// block. attn-fuse groups by it, attn-tile inlines by it, codegen fuses by
 /// it.
 Operation *getEpilogueProduct(Operation *op);
+/// The attention whose accumulators the product with left operand `lhs`
+/// reads through FLASH's gated sum, or null: `lhs` = u * (unchunk(attention)
+/// + other), an attention without softmax, each value on the way read once.
+/// attn-tile sizes the product's row blocks in whole query blocks of it, so
+/// that codegen can compute the attention in them (lowerTiledAttention).
+AttentionOp getGatedChunkAttention(Value lhs);
 /// Whether `op` normalises rows (layer_norm, rms_norm, scale_norm): row
 /// statistics, then an elementwise stage (trait Attn_NormTrait).
 bool isNorm(Operation *op);

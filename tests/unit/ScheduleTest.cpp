@@ -412,6 +412,27 @@ TEST_F(ScheduleTest, GemmPacksAChunksOwnRhsWhenSeveralRowTilesReadIt) {
             96);
 }
 
+TEST_F(ScheduleTest, GemmRowBlocksHoldWholeQueryBlocksOfTheAttentionItComputes) {
+  // FLASH's output projection computes its chunk attention's accumulators
+  // in its row blocks: blocks of 64 queries and tiles of 6 rows make row
+  // blocks of lcm(6, 64) = 192 rows (3 query blocks, 32 tiles).
+  ScheduleAttr output = chooseGemmSchedule(&context, avx512, kDyn, 512, 1024,
+                                           /*fusedLhs=*/true,
+                                           /*sharedRhs=*/true,
+                                           /*queryBlock=*/64);
+  EXPECT_EQ(output.getTileY(), 6);
+  EXPECT_EQ(output.getRowBlock(), 192);
+  // Tiles that divide the query block keep the usual row blocks (a
+  // multiple already): AVX2's 2-row tiles make 32-row blocks, so 64.
+  EXPECT_EQ(chooseGemmSchedule(&context, avx2, kDyn, 512, 1024, true, true, 64)
+                .getRowBlock(),
+            64);
+  // Without one, the usual 16 tiles.
+  EXPECT_EQ(chooseGemmSchedule(&context, avx512, kDyn, 512, 1024, true, true)
+                .getRowBlock(),
+            96);
+}
+
 TEST_F(ScheduleTest, GemmStagesAFusedLhsAndPacksASharedRhsOnCpusOnly) {
   ScheduleAttr plain = chooseGemmSchedule(&context, avx2, kDyn, 256, 512);
   EXPECT_FALSE(plain.getStageLhs());
