@@ -188,8 +188,10 @@ static StateTerm absorbableStateTerm(const Lowering &lowering,
 /// `rows`; in whole-sequence pipelines (not streamed, decoded or
 /// autoscheduled). The attention's n x e result is then never stored: each
 /// row block computes its query blocks' accumulators and stages u times
-/// them as the product's left operand (examples/flash.attn at n = 8192:
-/// 0.98x the time causal, 0.97x non-causal, 21% less peak memory).
+/// them as the product's left operand; its tasks are the product's row
+/// blocks of every batch entry (examples/flash.attn at n = 8192: 0.967x the
+/// time causal, 0.990x non-causal, 21% less peak memory;
+/// docs/performance.md).
 static mlir::Operation *rowBlockProduct(const Lowering &lowering,
                                         attn::AttentionOp attention,
                                         const StateTerm &absorbed, int block,
@@ -205,9 +207,15 @@ static mlir::Operation *rowBlockProduct(const Lowering &lowering,
   auto gate = mlir::dyn_cast_or_null<attn::MulOp>(attn::getOnlyUser(sum));
   if (!gate || attn::getGatedChunkAttention(gate.getResult()) != attention)
     return nullptr;
+  // The gate is computed in the product's staged operand (an inlined
+  // member of its kernel), not a stage of its own that would read the
+  // accumulators outside the product's loops.
   auto product = mlir::dyn_cast_or_null<attn::ProductOpInterface>(
       attn::getOnlyUser(gate.getResult()));
-  if (!product || product.getProductLhs() != gate.getResult())
+  attn::ScheduleAttr gateAttr = attn::ScheduleAttr::lookup(gate);
+  if (!product || product.getProductLhs() != gate.getResult() ||
+      product->getBlock() != gate->getBlock() || !gateAttr ||
+      gateAttr.getCompute() != attn::ComputeAt::inlined)
     return nullptr;
   attn::ScheduleAttr attr = attn::ScheduleAttr::lookup(product);
   if (!attr || !GemmTile::onCpu(attr) || !attr.getStageLhs() ||
@@ -229,7 +237,9 @@ static mlir::Operation *rowBlockProduct(const Lowering &lowering,
 /// blocks (scores and weights) are the largest score buffers, and key
 /// blocks a mask removes entirely (the upper half of causal attention) are
 /// skipped: the loop over key blocks carries the mask as a
-/// predicate that Halide turns into loop bounds.
+/// predicate that Halide turns into loop bounds. FLASH's chunk attention may
+/// instead be computed in the row blocks of its output projection
+/// (rowBlockProduct), which then run in parallel.
 static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
                                                attn::AttentionOp attention,
                                                attn::ScheduleAttr attr) {

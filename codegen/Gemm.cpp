@@ -306,9 +306,9 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
     vectorizeBy(rhsPanel.compute_at(out.func, colOuter), rhsVars[rank - 1],
                 tile.vector);
   // A producer of the left operand computed per row block (FLASH's
-  // attention accumulators, computeInRowBlocks: only for a product that
-  // stages its left operand per row block, never a decoding step's), read
-  // by the staged operand.
+  // attention accumulators, computeInRowBlocks), read by the staged
+  // operand: rowBlockProduct offers it only to a CPU product with
+  // stage_lhs, and never in a decoding step (fewRows).
   if (gemm.rowBlockStage) {
     Func stage = *gemm.rowBlockStage;
     stage.compute_at(out.func, blockLoop);

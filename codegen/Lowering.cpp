@@ -951,8 +951,12 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
                         it->second.extents, topLevel(op), lastRead(result)});
     }
   });
+  // An op's stages (FLASH's transposed keys) are read until the product
+  // that computes its result in its row blocks, if one does.
   for (auto &[buffer, op] : storedStages) {
-    buffer.first = buffer.last = topLevel(op);
+    buffer.first = topLevel(op);
+    mlir::Operation *reader = storedUntil.lookup(op);
+    buffer.last = reader ? topLevel(reader) : buffer.first;
     stored.push_back(buffer);
   }
 }

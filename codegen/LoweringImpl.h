@@ -308,6 +308,7 @@ public:
   /// (takeRowBlockStage) and computes it at its row-block loop.
   void computeInRowBlocks(mlir::Operation *product, Halide::Func stage) {
     rowBlockStages[product] = stage;
+    storedUntil[currentOp] = product;
   }
   std::optional<Halide::Func> takeRowBlockStage(mlir::Operation *product) {
     auto it = rowBlockStages.find(product);
@@ -384,8 +385,10 @@ private:
   std::map<unsigned, std::pair<Halide::Func, bool>> claimedOutputs;
   /// See aliasTo.
   llvm::DenseMap<mlir::Operation *, mlir::Value> aliases;
-  /// See computeInRowBlocks.
+  /// See computeInRowBlocks: the stage per product, and the product until
+  /// which the stored stages of the op that handed it over are read.
   llvm::DenseMap<mlir::Operation *, Halide::Func> rowBlockStages;
+  llvm::DenseMap<mlir::Operation *, mlir::Operation *> storedUntil;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>
       ropeCache;
 };

@@ -100,19 +100,17 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
   // row tiles (the panel is packed once per entry, not per row block).
   // The panel spans the whole depth: only a static one that needs no
   // reduction blocks.
-  // Row blocks of whole query blocks of the attention the product
-  // computes in them (getGatedChunkAttention): the least common multiple
-  // of a tile's rows and a query block, at least the usual block.
-  if (queryBlock > 0) {
-    int64_t whole = std::lcm(p.tileY, queryBlock);
-    p.rowBlock = llvm::alignTo(p.rowBlock, whole);
-  }
   if (!sharedRhs && !ShapedType::isDynamic(m) && m > p.tileY &&
       !ShapedType::isDynamic(k) && p.splitK == 0) {
     p.packRhs = true;
     if (m > p.rowBlock && m <= kGemmEntryRowTiles * p.tileY)
       p.rowBlock = kGemmEntryRowTiles * p.tileY;
   }
+  // Row blocks of whole query blocks of the attention the product
+  // computes in them (getGatedChunkAttention): a multiple of the least
+  // common multiple of a tile's rows and a query block.
+  if (queryBlock > 0)
+    p.rowBlock = llvm::alignTo(p.rowBlock, std::lcm(p.tileY, queryBlock));
   return ScheduleAttr::get(context, p);
 }
 
@@ -440,7 +438,14 @@ ScheduleAttr mlir::attn::chooseSchedule(Operation *op,
       ScheduleAttr own = ScheduleAttr::lookup(attention);
       if (!own)
         own = chooseSchedule(attention, target);
-      if (own && own.getStrategy() == Strategy::blocked)
+      // Query blocks that tile each chunk (lowerTiledAttention's
+      // rowBlockProduct asks the same).
+      ArrayRef<int64_t> q =
+          cast<RankedTensorType>(attention.getQ().getType()).getShape();
+      int64_t chunk = q[q.size() - 2];
+      if (own && own.getStrategy() == Strategy::blocked &&
+          !ShapedType::isDynamic(chunk) && own.getSplitK() > 0 &&
+          chunk % own.getSplitK() == 0)
         queryBlock = own.getSplitK();
     }
     return chooseGemmSchedule(context, target, shape.rows, shape.width,

@@ -287,7 +287,9 @@ def TilePass : Pass<"attn-tile", "::mlir::func::FuncOp"> {
       (tile x / vector) * tile y accumulators fit in the vector registers
       less 6, unroll = [tile x / vector, tile y], split_k the largest power
       of two whose split_k * tile x * 4 bytes fit in half of L2 (0 when the
-      static K is smaller), row_block = 16 tiles of rows, parallel rows,
+      static K is smaller), row_block = 16 tiles of rows (whole query
+      blocks of the chunk attention that FLASH's output projection
+      computes in them), parallel rows,
       `stage_lhs` when the left operand is an inlined member of the
       product's kernel (a prologue), `pack_rhs` when the right operand has
       no batch axes (a weight);

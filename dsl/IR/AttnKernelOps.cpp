@@ -40,12 +40,18 @@ AttentionOp mlir::attn::getGatedChunkAttention(Value lhs) {
     auto sum = operand.getDefiningOp<AddOp>();
     if (!sum || !operand.hasOneUse() || sum.getType() != gate.getType())
       continue;
-    for (Value term : sum->getOperands()) {
+    // unchunk(attention) + unchunk(state_apply), in either order.
+    auto unchunked = [](Value term) -> Operation * {
       auto unchunk = term.getDefiningOp<UnchunkOp>();
+      return unchunk && term.hasOneUse() && unchunk.getY().hasOneUse()
+                 ? unchunk.getY().getDefiningOp()
+                 : nullptr;
+    };
+    for (unsigned i = 0; i < 2; ++i) {
       auto attention =
-          unchunk ? unchunk.getY().getDefiningOp<AttentionOp>() : nullptr;
-      if (attention && term.hasOneUse() && attention->hasOneUse() &&
-          attention.getNormalize() == Normalize::none)
+          dyn_cast_or_null<AttentionOp>(unchunked(sum->getOperand(i)));
+      if (attention && attention.getNormalize() == Normalize::none &&
+          isa_and_nonnull<StateApplyOp>(unchunked(sum->getOperand(1 - i))))
         return attention;
     }
   }

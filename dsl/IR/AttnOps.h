@@ -53,7 +53,8 @@ Operation *getOnlyUser(Value value);
 Operation *getEpilogueProduct(Operation *op);
 /// The attention whose accumulators the product with left operand `lhs`
 /// reads through FLASH's gated sum, or null: `lhs` = u * (unchunk(attention)
-/// + other), an attention without softmax, each value on the way read once.
+/// + unchunk(state_apply)), an attention without softmax, each value on the
+/// way read once.
 /// attn-tile sizes the product's row blocks in whole query blocks of it, so
 /// that codegen can compute the attention in them (lowerTiledAttention).
 AttentionOp getGatedChunkAttention(Value lhs);

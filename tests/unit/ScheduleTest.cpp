@@ -422,8 +422,8 @@ TEST_F(ScheduleTest, GemmRowBlocksHoldWholeQueryBlocksOfTheAttentionItComputes) 
                                            /*queryBlock=*/64);
   EXPECT_EQ(output.getTileY(), 6);
   EXPECT_EQ(output.getRowBlock(), 192);
-  // Tiles that divide the query block keep the usual row blocks (a
-  // multiple already): AVX2's 2-row tiles make 32-row blocks, so 64.
+  // AVX2's 2-row tiles: the usual 16 tiles are 32 rows, half a query
+  // block, so two query blocks of 64.
   EXPECT_EQ(chooseGemmSchedule(&context, avx2, kDyn, 512, 1024, true, true, 64)
                 .getRowBlock(),
             64);
