@@ -9,9 +9,11 @@
 // mask removes; with `compute = row` one
 // row of scores at a time. No n x m score matrix is ever stored. Blocked
 // attention on CUDA is in AttentionGpu.cpp; the score-region translation
-// (arith/math ops, rel_pos_bias, t5_bias) in ScoreRegion.cpp.
+// (arith/math ops, rel_pos_bias, t5_bias) in ScoreRegion.cpp; FLASH's
+// fusion with its state term and output projection in AttentionFusion.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/AttentionFusion.h"
 #include "codegen/Gemm.h"
 #include "codegen/LoweringImpl.h"
 #include "codegen/ScoreRegion.h"
@@ -130,98 +132,6 @@ defineBlockScores(Lowering &lowering, attn::AttentionOp attention,
                         key(batch, h * dk + r, j);
   ScoreEnv env{callAt(qk, toIndex(sVars)), i, j, keys};
   return lowerScoreRegion(lowering, attention, env, score);
-}
-
-/// The chunk states' term that FLASH adds to its chunk attention: the sum
-/// unchunk(attention) + unchunk(state_apply(lq, states)).
-struct StateTerm {
-  attn::StateApplyOp product;
-  mlir::Operation *sum = nullptr;
-  mlir::Value attended; ///< The unchunked attention the sum adds it to.
-};
-
-/// The state term of `attention` when the tiled attention can add
-/// lq . states in its accumulators instead (one stage fewer, and no n x e
-/// buffer written and read again): each op on the way has one use, the two
-/// products have the same type and rows, and the state product's operands
-/// are lowered already (attn-expand-layers builds FLASH's linear term
-/// first). Null `product` otherwise.
-static StateTerm absorbableStateTerm(const Lowering &lowering,
-                                     attn::AttentionOp attention) {
-  auto ours = mlir::dyn_cast_or_null<attn::UnchunkOp>(
-      attn::getOnlyUser(attention.getResult()));
-  auto sum = ours ? mlir::dyn_cast_or_null<attn::AddOp>(
-                        attn::getOnlyUser(ours.getResult()))
-                  : nullptr;
-  if (!sum || sum.getType() != ours.getType())
-    return {};
-  mlir::Value other = sum->getOperand(sum->getOperand(0) == ours.getResult());
-  auto theirs = other.getDefiningOp<attn::UnchunkOp>();
-  auto state =
-      theirs ? theirs.getY().getDefiningOp<attn::StateApplyOp>() : nullptr;
-  if (!state || !other.hasOneUse() || !state->hasOneUse() ||
-      state.getType() != attention.getType() ||
-      theirs.getType() != ours.getType())
-    return {};
-  // Lowered already: the state product (whose stage the attention then
-  // replaces) and what it reads, and the rows both unchunk like.
-  for (mlir::Value value : {state.getQ(), state.getStates(), state.getResult(),
-                            ours.getLike(), theirs.getLike()})
-    if (!lowering.has(value))
-      return {};
-  // The same rows: both unchunk like tensors of one sequence length.
-  const HTensor &a = lowering.get(ours.getLike()),
-                &b = lowering.get(theirs.getLike());
-  size_t rank = a.rank();
-  if (b.rank() != rank ||
-      !Internal::equal(a.extents[rank - 2], b.extents[rank - 2]))
-    return {};
-  return {state, sum, ours.getResult()};
-}
-
-/// The product that computes `attention`'s accumulators in its row blocks
-/// (Lowering::computeInRowBlocks), or null. It is FLASH's output
-/// projection: its staged left operand is the gated sum u * (attention +
-/// state term) (getGatedChunkAttention) whose state term the accumulators
-/// absorb, on a CPU, in row blocks of whole query blocks of `block` rows
-/// (attn-tile chooses them so), whose query blocks tile each chunk's
-/// `rows`; in whole-sequence pipelines (not streamed, decoded or
-/// autoscheduled). The attention's n x e result is then never stored: each
-/// row block computes its query blocks' accumulators and stages u times
-/// them as the product's left operand; its tasks are the product's row
-/// blocks of every batch entry (examples/flash.attn at n = 8192: 0.967x the
-/// time causal, 0.990x non-causal, 21% less peak memory;
-/// docs/performance.md).
-static mlir::Operation *rowBlockProduct(const Lowering &lowering,
-                                        attn::AttentionOp attention,
-                                        const StateTerm &absorbed, int block,
-                                        const Expr &rows) {
-  if (!absorbed.product || lowering.options.gpu ||
-      lowering.options.chunkStep || lowering.streaming() ||
-      lowering.autoscheduled())
-    return nullptr;
-  const int64_t *chunk = Internal::as_const_int(rows);
-  if (!chunk || *chunk % block != 0)
-    return nullptr;
-  mlir::Value sum = absorbed.sum->getResult(0);
-  auto gate = mlir::dyn_cast_or_null<attn::MulOp>(attn::getOnlyUser(sum));
-  if (!gate || attn::getGatedChunkAttention(gate.getResult()) != attention)
-    return nullptr;
-  // The gate is computed in the product's staged operand (an inlined
-  // member of its kernel), not a stage of its own that would read the
-  // accumulators outside the product's loops.
-  auto product = mlir::dyn_cast_or_null<attn::ProductOpInterface>(
-      attn::getOnlyUser(gate.getResult()));
-  attn::ScheduleAttr gateAttr = attn::ScheduleAttr::lookup(gate);
-  if (!product || product.getProductLhs() != gate.getResult() ||
-      product->getBlock() != gate->getBlock() || !gateAttr ||
-      gateAttr.getCompute() != attn::ComputeAt::inlined)
-    return nullptr;
-  attn::ScheduleAttr attr = attn::ScheduleAttr::lookup(product);
-  if (!attr || !GemmTile::onCpu(attr) || !attr.getStageLhs() ||
-      attr.getRowBlock() <= 0 || attr.getRowBlock() % block != 0)
-    return nullptr;
-  return product;
 }
 
 /// Blocked attention (compute = tile). With T = split_k, queries and keys
