@@ -357,8 +357,11 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
   Index accBatch = bBatch;
   Expr accBlock = brb, accRow = blockRow;
   std::vector<Var> aVars = bVars;
+  // Query blocks per chunk (the chunk's rows are static when there is a
+  // consumer).
+  int perChunk =
+      consumer ? int(*Internal::as_const_int(rows) / block) : 0;
   if (consumer) {
-    int perChunk = int(*Internal::as_const_int(rows) / block);
     accBatch.back() = gb / perChunk;
     // Not gb % perChunk: Halide bounds a % of a point by the divisor.
     accBlock = gb - (gb / perChunk) * perChunk;
@@ -439,7 +442,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
       Expr chunk = oBatch.back();
       accAt.assign(oBatch.begin(), oBatch.end() - 1);
       accAt.insert(accAt.end(),
-                   {ocol / dv, chunk * (rows / block) + orow / block,
+                   {ocol / dv, chunk * perChunk + orow / block,
                     orow % block, ocol % dv});
     }
     std::vector<Expr> at(accAt.rbegin(), accAt.rend());

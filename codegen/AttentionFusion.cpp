@@ -15,7 +15,7 @@ using namespace Halide;
 namespace attn = mlir::attn;
 
 StateTerm absorbableStateTerm(const Lowering &lowering,
-                                     attn::AttentionOp attention) {
+                              attn::AttentionOp attention) {
   auto ours = mlir::dyn_cast_or_null<attn::UnchunkOp>(
       attn::getOnlyUser(attention.getResult()));
   auto sum = ours ? mlir::dyn_cast_or_null<attn::AddOp>(
