@@ -189,8 +189,9 @@ std::vector<Expr> Lowering::extentsLike(mlir::Value value,
 }
 
 LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
-                                       const std::vector<Var> &vars,
-                                       bool fuseRows, int period) {
+                                        const std::vector<Var> &vars,
+                                        bool fuseRows, int period,
+                                        bool leadingHeads) {
   mlir::attn::ScheduleAttr attr = schedule();
   if (attr && attr.getCompute() == mlir::attn::ComputeAt::inlined)
     return LoopLevel::inlined(); // computed inside its kernel's anchor
@@ -202,7 +203,7 @@ LoopLevel Lowering::scheduleElementwise(HTensor &tensor,
     return LoopLevel::root();
   }
   assert(attr && "lowerOp admits no scheduled stage without a schedule");
-  return applySchedule(tensor.func, vars, attr, fuseRows, period);
+  return applySchedule(tensor.func, vars, attr, fuseRows, period, leadingHeads);
 }
 
 /// The loop level of one row of `func` under the naive schedule: the
@@ -214,7 +215,7 @@ static LoopLevel naiveRowLevel(Func func, const std::vector<Var> &vars) {
 
 LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
                                   mlir::attn::ScheduleAttr attr, bool fuseRows,
-                                  int period) {
+                                  int period, bool leadingHeads) {
   func.compute_root();
   if (attr.getStrategy() == mlir::attn::Strategy::naive)
     return naiveRowLevel(func, vars);
@@ -271,7 +272,7 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
     return LoopLevel::root();
   // tile y rows per iteration of the outer (parallel) loop: a task large
   // enough that the thread pool's cost per task does not show.
-  std::vector<Var> outer(vars.begin(), vars.end() - 1);
+  std::vector<Var> outer(vars.begin() + (leadingHeads ? 1 : 0), vars.end() - 1);
   Var row = outer.back();
   int tileY = int(attr.getTileY());
   if (tileY > 1) {
@@ -279,6 +280,16 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
     func.split(row, rowTile, rowIn, tileY, TailStrategy::GuardWithIf);
     outer.back() = rowTile;
     row = rowIn;
+  }
+  if (leadingHeads) {
+    // ..., the rows of a tile, the heads, the tile, the batch entries.
+    std::vector<VarOrRVar> order;
+    if (tileY > 1)
+      order.push_back(row);
+    order.push_back(vars.front());
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it)
+      order.push_back(*it);
+    func.reorder(order);
   }
   Var rows = fuseRows ? fuseOuter(func, outer, outer.size()) : outer.back();
   if (attr.getParallel())
@@ -937,6 +948,7 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
   // A product that writes its output (claimOutput) stores in the caller's
   // buffer, which the inputs and outputs count.
   std::set<std::string> seen;
+  std::map<std::string, size_t> sharedStage; ///< storedIn -> its buffer
   for (const auto &[index, claimed] : claimedOutputs)
     seen.insert(claimed.first.name());
   func.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
@@ -944,11 +956,28 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
       return;
     for (mlir::Value result : op->getResults()) {
       auto it = values.find(result);
-      if (it == values.end() || !it->second.materialized ||
-          !seen.insert(it->second.func.name()).second)
+      if (it == values.end() || !it->second.materialized)
         continue;
-      stored.push_back({it->second.func.name(), "the result of " + opAt(op),
-                        it->second.extents, topLevel(op), lastRead(result)});
+      const HTensor &tensor = it->second;
+      if (!tensor.storedIn.empty()) {
+        // A slice: the stage that stores every slice lives while any is
+        // read (slices are lowered, and walked, in block order).
+        auto shared = sharedStage.find(tensor.storedIn);
+        if (shared != sharedStage.end()) {
+          StoredBuffer &buffer = stored[shared->second];
+          buffer.last = std::max(buffer.last, lastRead(result));
+          continue;
+        }
+        sharedStage[tensor.storedIn] = stored.size();
+        stored.push_back({tensor.storedIn, "the result of " + opAt(op),
+                          tensor.storedExtents, topLevel(op),
+                          lastRead(result)});
+        continue;
+      }
+      if (!seen.insert(tensor.func.name()).second)
+        continue;
+      stored.push_back({tensor.func.name(), "the result of " + opAt(op),
+                        tensor.extents, topLevel(op), lastRead(result)});
     }
   });
   // An op's stages (FLASH's transposed keys) are read until the product

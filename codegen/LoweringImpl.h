@@ -31,6 +31,12 @@ struct HTensor {
   Halide::Func func;
   std::vector<Halide::Expr> extents;
   bool materialized = false; ///< Has its own schedule (not inlined).
+  /// A slice of a stage stored for several values at once (sibling RoPEs'
+  /// heads): that stage's Func name and extents (MLIR order). The memory
+  /// check counts it once, alive from its first slice's op to the last
+  /// read of any slice.
+  std::string storedIn;
+  std::vector<Halide::Expr> storedExtents;
 
   size_t rank() const { return extents.size(); }
   /// Calls the Func at an MLIR-order index.
@@ -210,20 +216,25 @@ public:
   /// inference needs). A `period` > 0 (CPU) first splits the innermost var
   /// into unrolled loops of `period` elements, inside which the tile and
   /// vector apply: a definition that selects on which period an element
-  /// is in (rope's halves) then compiles to one branch per loop.
+  /// is in (rope's halves) then compiles to one branch per loop. With
+  /// `leadingHeads`, vars[0] indexes stages of one shape computed together
+  /// (sibling RoPEs' heads): on a CPU its loop runs inside each tile of
+  /// rows, so that every head reads the tile's input from cache.
   Halide::LoopLevel scheduleElementwise(HTensor &tensor,
                                         const std::vector<Halide::Var> &vars,
-                                        bool fuseRows = true, int period = 0);
+                                        bool fuseRows = true, int period = 0,
+                                        bool leadingHeads = false);
   /// Applies an `attn.schedule` attribute to a stage computed at root (see
   /// AttnAttrs.td): `strategy = naive` serial scalar loops; on a GPU the
   /// tile over gpu_threads; on a CPU the innermost var split by tile x and
   /// vectorised (within `period`s, see scheduleElementwise), tile y rows
   /// per iteration of the row loop, which is parallel when the attribute
-  /// says so. Returns the loop level of one row.
+  /// says so (`leadingHeads`: see scheduleElementwise). Returns the loop
+  /// level of one row.
   Halide::LoopLevel applySchedule(Halide::Func func,
                                   const std::vector<Halide::Var> &vars,
                                   mlir::attn::ScheduleAttr attr, bool fuseRows,
-                                  int period = 0);
+                                  int period = 0, bool leadingHeads = false);
   /// Declares an internal stage `func` of the op being lowered (a
   /// transposed operand, row statistics, a table, a state) with MLIR-order
   /// `vars`. A family's lowering defines its Funcs and declares them; the

@@ -128,6 +128,235 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   return ropeCache[key] = {cosTable, sinTable};
 }
 
+namespace {
+/// RoPEs of `z * gamma[i] + beta[i]` for consecutive rows i of the same
+/// gamma and beta, with the same rotation and schedule: the heads of
+/// FLASH's and GAU's z (queries and keys). They are one stage of
+/// [heads, rows..., f] (one pass over z, one loop nest to compile), and each
+/// rope's result is its head's slice.
+struct RopeHeads {
+  mlir::Value z, gamma, beta;
+  int64_t firstRow = 0;
+  llvm::SmallVector<attn::RopeOp> ropes; ///< By row, from firstRow.
+};
+} // namespace
+
+/// The head `rope` computes: its input's scale_offset, read by it alone,
+/// with rows of gamma and beta by the same index.
+static std::optional<std::pair<attn::ScaleOffsetOp, int64_t>>
+ropeHead(attn::RopeOp rope) {
+  auto so = rope.getX().getDefiningOp<attn::ScaleOffsetOp>();
+  if (!so || !so->hasOneUse())
+    return std::nullopt;
+  auto gamma = so.getGamma().getDefiningOp<attn::RowOp>();
+  auto beta = so.getBeta().getDefiningOp<attn::RowOp>();
+  if (!gamma || !beta || gamma.getIndex() != beta.getIndex())
+    return std::nullopt;
+  return std::make_pair(so, int64_t(gamma.getIndex()));
+}
+
+/// The position in `body` of the first top-level op that reads `value`,
+/// through kernel results and the ops computed where they are read (inlined,
+/// or views without a schedule).
+static size_t
+firstReader(mlir::Value value, mlir::Block &body,
+            const llvm::DenseMap<mlir::Operation *, size_t> &position) {
+  size_t first = position.size();
+  llvm::SmallVector<mlir::Value> work = {value};
+  while (!work.empty()) {
+    mlir::Value next = work.pop_back_val();
+    for (mlir::OpOperand &use : next.getUses()) {
+      mlir::Operation *user = use.getOwner();
+      if (mlir::isa<attn::KernelYieldOp>(user)) {
+        work.push_back(user->getParentOp()->getResult(use.getOperandNumber()));
+        continue;
+      }
+      attn::ScheduleAttr attr = attn::ScheduleAttr::lookup(user);
+      if (!attr || attr.getCompute() == attn::ComputeAt::inlined) {
+        llvm::append_range(work, user->getResults());
+        continue;
+      }
+      mlir::Operation *top = user;
+      while (top->getBlock() != &body)
+        top = top->getParentOp();
+      first = std::min(first, position.lookup(top));
+    }
+  }
+  return first;
+}
+
+/// Whether a top-level op strictly between positions `from` and `to` of
+/// `order` stores a result (computes a stage at root).
+static bool storesBetween(const std::vector<mlir::Operation *> &order,
+                          size_t from, size_t to) {
+  for (size_t i = from + 1; i < to && i < order.size(); ++i) {
+    bool stores = false;
+    order[i]->walk([&](mlir::Operation *op) {
+      attn::ScheduleAttr attr = attn::ScheduleAttr::lookup(op);
+      stores =
+          stores || (attr && attr.getCompute() != attn::ComputeAt::inlined);
+    });
+    if (stores)
+      return true;
+  }
+  return false;
+}
+
+/// The heads `rope` is one of, when there are two or more and every value
+/// they read is lowered already (rope is the first of them in block order).
+static std::optional<RopeHeads> ropeHeads(const Lowering &lowering,
+                                          attn::RopeOp rope) {
+  auto head = ropeHead(rope);
+  if (!head)
+    return std::nullopt;
+  attn::ScaleOffsetOp so = head->first;
+  RopeHeads heads;
+  heads.z = so.getX();
+  heads.gamma = so.getGamma().getDefiningOp<attn::RowOp>().getP();
+  heads.beta = so.getBeta().getDefiningOp<attn::RowOp>().getP();
+  if (!lowering.has(heads.z) || !lowering.has(heads.gamma) ||
+      !lowering.has(heads.beta))
+    return std::nullopt;
+  attn::ScheduleAttr schedule = attn::ScheduleAttr::lookup(rope);
+  if (!schedule || schedule.getCompute() == attn::ComputeAt::inlined)
+    return std::nullopt; // each head computed where it is read
+  std::map<int64_t, attn::RopeOp> byRow;
+  for (mlir::Operation *user : heads.z.getUsers()) {
+    auto other = mlir::dyn_cast<attn::ScaleOffsetOp>(user);
+    if (!other || !other->hasOneUse())
+      continue;
+    auto sibling = mlir::dyn_cast<attn::RopeOp>(*other->getUsers().begin());
+    if (!sibling || sibling.getType() != rope.getType() ||
+        sibling.getMode() != rope.getMode() ||
+        sibling.getRotaryDims() != rope.getRotaryDims() ||
+        sibling.getBase() != rope.getBase() ||
+        attn::ScheduleAttr::lookup(sibling) != schedule)
+      continue;
+    auto siblingHead = ropeHead(sibling);
+    if (!siblingHead ||
+        siblingHead->first.getGamma().getDefiningOp<attn::RowOp>().getP() !=
+            heads.gamma ||
+        siblingHead->first.getBeta().getDefiningOp<attn::RowOp>().getP() !=
+            heads.beta)
+      continue;
+    if (!byRow.emplace(siblingHead->second, sibling).second)
+      return std::nullopt; // two heads of one row: left apart
+  }
+  // Heads whose first readers have a stored stage between them stay in
+  // separate stages: one stage would keep the later heads alive beside it
+  // (FLASH's linear keys, read by the chunk states before the chunk scan,
+  // and the other three, read after it).
+  mlir::Block &body =
+      rope->getParentOfType<mlir::func::FuncOp>().getBody().front();
+  std::vector<mlir::Operation *> order;
+  llvm::DenseMap<mlir::Operation *, size_t> position;
+  for (mlir::Operation &op : body) {
+    position[&op] = order.size();
+    order.push_back(&op);
+  }
+  std::vector<std::pair<size_t, int64_t>> readAt; // first reader, row
+  for (auto [row, sibling] : byRow)
+    readAt.push_back({firstReader(sibling.getResult(), body, position), row});
+  std::sort(readAt.begin(), readAt.end());
+  int64_t ownRow = head->second;
+  std::vector<int64_t> group;
+  for (size_t i = 0; i < readAt.size(); ++i) {
+    if (i > 0 && storesBetween(order, readAt[i - 1].first, readAt[i].first)) {
+      if (llvm::is_contained(group, ownRow))
+        break;
+      group.clear();
+    }
+    group.push_back(readAt[i].second);
+  }
+  if (group.size() < 2)
+    return std::nullopt;
+  std::sort(group.begin(), group.end());
+  heads.firstRow = group.front();
+  for (auto [index, row] : llvm::enumerate(group)) {
+    if (row != heads.firstRow + int64_t(index))
+      return std::nullopt;
+    heads.ropes.push_back(byRow.at(row));
+  }
+  return heads;
+}
+
+static mlir::LogicalResult lowerRope(Lowering &lowering, attn::RopeOp rope) {
+  // Lowered already: a head of the stage its first sibling computed.
+  if (lowering.has(rope.getResult()))
+    return mlir::success();
+  std::optional<RopeHeads> heads = ropeHeads(lowering, rope);
+  const HTensor &in = lowering.get(heads ? heads->z : rope.getX());
+  int half = static_cast<int>(rope.getRotaryDims() / 2);
+  int width = static_cast<int>(
+      mlir::cast<mlir::RankedTensorType>(rope.getType()).getShape().back());
+  auto [cosTable, sinTable] = lowering.ropeTables(rope.getBase(), half);
+  HTensor t;
+  t.func = Func("rope");
+  t.extents = in.extents;
+  if (heads)
+    t.extents.insert(t.extents.begin(), Expr(int(heads->ropes.size())));
+  std::vector<Var> vars = makeVars(t.rank(), "e");
+  // The input's index: the vars after the head's.
+  Index index(vars.begin() + (heads ? 1 : 0), vars.end());
+  // Positions: the row, after the block's first row when streamed.
+  Expr c = vars.back(), pos = vars[vars.size() - 2];
+  if (lowering.streaming())
+    pos += lowering.rowOffset();
+  auto x = [&](Expr feature) {
+    Index shifted = index;
+    shifted.back() = clamp(feature, 0, width - 1);
+    Expr value = in.at(shifted);
+    if (!heads)
+      return value;
+    Expr row = vars.front() + int(heads->firstRow);
+    return value * lowering.get(heads->gamma).at({row, shifted.back()}) +
+           lowering.get(heads->beta).at({row, shifted.back()});
+  };
+  Expr value;
+  if (rope.getMode() == attn::RopeMode::half) {
+    Expr pair = clamp(select(c < half, c, c - half), 0, half - 1);
+    Expr cs = cosTable(pair, pos), sn = sinTable(pair, pos);
+    value = select(c < half, x(c) * cs - x(c + half) * sn,
+                   c < 2 * half, x(c) * cs + x(c - half) * sn, x(c));
+  } else {
+    Expr pair = clamp(c / 2, 0, half - 1);
+    Expr cs = cosTable(pair, pos), sn = sinTable(pair, pos);
+    value = select(c >= 2 * half, x(c),
+                   c % 2 == 0, x(c) * cs - x(c + 1) * sn,
+                   x(c) * cs + x(c - 1) * sn);
+  }
+  define(t.func, vars, value);
+  // Half mode on vectors that fit a half: loops over each half of the
+  // features apart, in which the selects above are decided at compile
+  // time and the partner feature is a dense vector load, not a gather.
+  attn::ScheduleAttr attr = lowering.schedule();
+  int vector = attr ? static_cast<int>(attr.getVector()) : 1;
+  int period = 0;
+  if (rope.getMode() == attn::RopeMode::half && half % vector == 0 &&
+      (width + half - 1) / half <= kMaxRopePeriods)
+    period = half;
+  lowering.scheduleElementwise(t, vars, /*fuseRows=*/true, period,
+                               /*leadingHeads=*/heads.has_value());
+  if (!heads) {
+    lowering.set(rope, t);
+    return mlir::success();
+  }
+  std::vector<Var> headVars(vars.begin() + 1, vars.end());
+  for (auto [h, sibling] : llvm::enumerate(heads->ropes)) {
+    HTensor slice;
+    slice.func = Func("rope_head");
+    slice.extents = in.extents;
+    slice.materialized = t.materialized;
+    slice.storedIn = t.func.name();
+    slice.storedExtents = t.extents;
+    Index at = toIndex(headVars);
+    at.insert(at.begin(), Expr(int(h)));
+    define(slice.func, headVars, t.at(at));
+    lowering.set(sibling, slice);
+  }
+  return mlir::success();
+}
+
 mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
   if (mlir::isa<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp>(op)) {
     const HTensor &in = lowering.get(op->getOperand(0));
@@ -173,53 +402,8 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
     lowering.set(op->getResult(0), t);
     return mlir::success();
   }
-  if (auto rope = mlir::dyn_cast<attn::RopeOp>(op)) {
-    const HTensor &in = lowering.get(rope.getX());
-    int half = static_cast<int>(rope.getRotaryDims() / 2);
-    int width = static_cast<int>(
-        mlir::cast<mlir::RankedTensorType>(rope.getType()).getShape().back());
-    auto [cosTable, sinTable] = lowering.ropeTables(rope.getBase(), half);
-    HTensor t;
-    t.func = Func("rope");
-    t.extents = in.extents;
-    std::vector<Var> vars = makeVars(t.rank(), "e");
-    Index index = toIndex(vars);
-    // Positions: the row, after the block's first row when streamed.
-    Expr c = vars.back(), pos = vars[vars.size() - 2];
-    if (lowering.streaming())
-      pos += lowering.rowOffset();
-    auto x = [&](Expr feature) {
-      Index shifted = index;
-      shifted.back() = clamp(feature, 0, width - 1);
-      return in.at(shifted);
-    };
-    Expr value;
-    if (rope.getMode() == attn::RopeMode::half) {
-      Expr pair = clamp(select(c < half, c, c - half), 0, half - 1);
-      Expr cs = cosTable(pair, pos), sn = sinTable(pair, pos);
-      value = select(c < half, x(c) * cs - x(c + half) * sn,
-                     c < 2 * half, x(c) * cs + x(c - half) * sn, x(c));
-    } else {
-      Expr pair = clamp(c / 2, 0, half - 1);
-      Expr cs = cosTable(pair, pos), sn = sinTable(pair, pos);
-      value = select(c >= 2 * half, x(c),
-                     c % 2 == 0, x(c) * cs - x(c + 1) * sn,
-                     x(c) * cs + x(c - 1) * sn);
-    }
-    define(t.func, vars, value);
-    // Half mode on vectors that fit a half: loops over each half of the
-    // features apart, in which the selects above are decided at compile
-    // time and the partner feature is a dense vector load, not a gather.
-    attn::ScheduleAttr attr = lowering.schedule();
-    int vector = attr ? static_cast<int>(attr.getVector()) : 1;
-    int period = 0;
-    if (rope.getMode() == attn::RopeMode::half && half % vector == 0 &&
-        (width + half - 1) / half <= kMaxRopePeriods)
-      period = half;
-    lowering.scheduleElementwise(t, vars, /*fuseRows=*/true, period);
-    lowering.set(rope, t);
-    return mlir::success();
-  }
+  if (auto rope = mlir::dyn_cast<attn::RopeOp>(op))
+    return lowerRope(lowering, rope);
   if (auto sinusoidal = mlir::dyn_cast<attn::SinusoidalOp>(op)) {
     const HTensor &in = lowering.get(sinusoidal.getX());
     int width = static_cast<int>(

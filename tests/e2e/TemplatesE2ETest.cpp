@@ -576,6 +576,41 @@ TEST(RopeTest, TablesOfOneVectorAndOneColumnFeedingAProductMatchTheFp64Reference
   }
 }
 
+TEST(RopeTest, HeadsOfOneProjectionComputedInOneStageMatchTheFp64Reference) {
+  // Sibling RoPEs (rope(scale_offset(z, gamma[i], beta[i])) for rows 0..2)
+  // are one stage of three heads; the fourth reads another weight's row and
+  // is a stage of its own. Each result must be its own head's slice.
+  const std::string source = R"(model heads {
+  dim n : seq
+  dim b : batch
+  input  z : f32[b, n, 64]
+  param  gamma : f32[3, 64]
+  param  beta  : f32[3, 64]
+  param  other : f32[1, 64]
+  param  w : f32[64, 64]
+  q = rope(scale_offset(z, gamma[0], beta[0]))
+  k = rope(scale_offset(z, gamma[1], beta[1]))
+  v = rope(scale_offset(z, gamma[2], beta[2]))
+  p = rope(scale_offset(z, other[0], beta[0]))
+  output y = (q * 2 + k) @ w + v * 3 - p
+})";
+  for (Variant variant :
+       {Variant::Default, Variant::Naive, Variant::CudaOnHost}) {
+    auto model = compileAttn(source, kindOf(variant), targetOf(variant));
+    ASSERT_TRUE(model->jit) << model->diagnostics;
+    codegen::TensorMap weights =
+        codegen::randomWeights(model->jit->pipeline().weights(), 5);
+    for (int64_t n : {1, 70}) {
+      codegen::TensorMap inputs =
+          randomInputs(*model->jit, {{"n", n}, {"b", 2}}, 6);
+      EXPECT_LE(relativeError(runJit(*model, inputs, weights),
+                              runReference(*model, inputs, weights)),
+                1e-4)
+          << variantName(variant) << ", n = " << n;
+    }
+  }
+}
+
 TEST(ProductTest, AMiddleSliceOfAProductWithAResidualMatchesTheFp64Reference) {
   // Campaign seed 10259: the split's middle part asked the MHSA output
   // product for columns 4..11 of 16; its whole, unclamped column tiles then
