@@ -132,7 +132,7 @@ namespace {
 /// RoPEs of `z * gamma[i] + beta[i]` for consecutive rows i of the same
 /// gamma and beta, with the same rotation and schedule: the heads of
 /// FLASH's and GAU's z (queries and keys). They are one stage of
-/// [heads, rows..., f] (one pass over z, one loop nest to compile), and each
+/// [heads, rows..., s] (one pass over z, one loop nest to compile), and each
 /// rope's result is its head's slice.
 struct RopeHeads {
   mlir::Value z, gamma, beta;
@@ -141,12 +141,16 @@ struct RopeHeads {
 };
 } // namespace
 
-/// The head `rope` computes: its input's scale_offset, read by it alone,
-/// with rows of gamma and beta by the same index.
+/// The head `rope` computes: its input's scale_offset, read by it alone and
+/// computed where it is read (not a stage of its own, which the heads' stage
+/// would bypass), with rows of gamma and beta by the same index.
 static std::optional<std::pair<attn::ScaleOffsetOp, int64_t>>
 ropeHead(attn::RopeOp rope) {
   auto so = rope.getX().getDefiningOp<attn::ScaleOffsetOp>();
   if (!so || !so->hasOneUse())
+    return std::nullopt;
+  attn::ScheduleAttr soSchedule = attn::ScheduleAttr::lookup(so);
+  if (!soSchedule || soSchedule.getCompute() != attn::ComputeAt::inlined)
     return std::nullopt;
   auto gamma = so.getGamma().getDefiningOp<attn::RowOp>();
   auto beta = so.getBeta().getDefiningOp<attn::RowOp>();
@@ -190,13 +194,13 @@ firstReader(mlir::Value value, mlir::Block &body,
 static bool storesBetween(const std::vector<mlir::Operation *> &order,
                           size_t from, size_t to) {
   for (size_t i = from + 1; i < to && i < order.size(); ++i) {
-    bool stores = false;
-    order[i]->walk([&](mlir::Operation *op) {
+    mlir::WalkResult stores = order[i]->walk([](mlir::Operation *op) {
       attn::ScheduleAttr attr = attn::ScheduleAttr::lookup(op);
-      stores =
-          stores || (attr && attr.getCompute() != attn::ComputeAt::inlined);
+      return attr && attr.getCompute() != attn::ComputeAt::inlined
+                 ? mlir::WalkResult::interrupt()
+                 : mlir::WalkResult::advance();
     });
-    if (stores)
+    if (stores.wasInterrupted())
       return true;
   }
   return false;
@@ -341,11 +345,15 @@ static mlir::LogicalResult lowerRope(Lowering &lowering, attn::RopeOp rope) {
     lowering.set(rope, t);
     return mlir::success();
   }
+  // (set() may move the values `in` refers to.)
+  std::vector<Expr> headExtents = in.extents;
   std::vector<Var> headVars(vars.begin() + 1, vars.end());
   for (auto [h, sibling] : llvm::enumerate(heads->ropes)) {
+    assert((sibling == rope || !lowering.has(sibling.getResult())) &&
+           "a head's rope is lowered after the first of its heads");
     HTensor slice;
     slice.func = Func("rope_head");
-    slice.extents = in.extents;
+    slice.extents = headExtents;
     slice.materialized = t.materialized;
     slice.storedIn = t.func.name();
     slice.storedExtents = t.extents;
