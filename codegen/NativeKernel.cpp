@@ -8,6 +8,7 @@
 #include "codegen/NativeKernel.h"
 
 #include "codegen/BufferPool.h"
+#include "codegen/ModuleParts.h"
 #include "codegen/Stopwatch.h"
 
 #include <chrono>
@@ -24,6 +25,7 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace attnc::codegen {
@@ -394,17 +396,18 @@ NativeKernel::load(Halide::Pipeline &pipeline,
                                     .with_feature(Halide::Target::NoBoundsQuery);
   auto build = [&](const std::string &output) -> std::string {
     TempDir scratch;
-    std::string object = scratch.path + "/kernel.o";
     // A Halide::Error propagates: the caller reports it as the JIT's.
     auto start = Clock::now();
     Halide::Module module =
         pipeline.compile_to_module(arguments, function, kernelTarget);
     stats.lowering += millisSince(start);
+    // LLVM compiles the module's functions in two parts at once
+    // (ModuleParts.h): about half the time of one on two cores.
+    size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::string> objects = compileObjects(
+        module, scratch.path, std::min<size_t>(cores, 2), stats.llvm);
     start = Clock::now();
-    module.compile({{Halide::OutputFileType::object, object}});
-    stats.llvm += millisSince(start);
-    start = Clock::now();
-    std::string linked = linkShared({object}, output);
+    std::string linked = linkShared(objects, output);
     stats.link += millisSince(start);
     return linked;
   };
