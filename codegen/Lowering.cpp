@@ -959,25 +959,22 @@ void Lowering::collectStoredBuffers(mlir::func::FuncOp func) {
       if (it == values.end() || !it->second.materialized)
         continue;
       const HTensor &tensor = it->second;
-      if (!tensor.storedIn.empty()) {
-        // A slice: the stage that stores every slice lives while any is
-        // read (slices are lowered, and walked, in block order).
-        auto shared = sharedStage.find(tensor.storedIn);
-        if (shared != sharedStage.end()) {
-          StoredBuffer &buffer = stored[shared->second];
+      bool slice = !tensor.storedIn.empty();
+      const std::string &name = slice ? tensor.storedIn : tensor.func.name();
+      if (!seen.insert(name).second) {
+        // A slice's stage lives while any slice is read (slices are
+        // lowered, and walked, in block order).
+        if (slice) {
+          StoredBuffer &buffer = stored[sharedStage.at(name)];
           buffer.last = std::max(buffer.last, lastRead(result));
-          continue;
         }
-        sharedStage[tensor.storedIn] = stored.size();
-        stored.push_back({tensor.storedIn, "the result of " + opAt(op),
-                          tensor.storedExtents, topLevel(op),
-                          lastRead(result)});
         continue;
       }
-      if (!seen.insert(tensor.func.name()).second)
-        continue;
-      stored.push_back({tensor.func.name(), "the result of " + opAt(op),
-                        tensor.extents, topLevel(op), lastRead(result)});
+      if (slice)
+        sharedStage[name] = stored.size();
+      stored.push_back({name, "the result of " + opAt(op),
+                        slice ? tensor.storedExtents : tensor.extents,
+                        topLevel(op), lastRead(result)});
     }
   });
   // An op's stages (FLASH's transposed keys) are read until the product

@@ -141,11 +141,14 @@ struct RopeHeads {
 };
 } // namespace
 
-/// The head `rope` computes: its input's scale_offset, read by it alone and
-/// computed where it is read (not a stage of its own, which the heads' stage
-/// would bypass), with rows of gamma and beta by the same index.
-static std::optional<std::pair<attn::ScaleOffsetOp, int64_t>>
-ropeHead(attn::RopeOp rope) {
+/// The head `rope` computes: its input's scale_offset of z, read by it alone
+/// and computed where it is read (not a stage of its own, which the heads'
+/// stage would bypass), with rows of gamma and beta by the same index.
+struct RopeHead {
+  mlir::Value z, gamma, beta;
+  int64_t row = 0;
+};
+static std::optional<RopeHead> ropeHead(attn::RopeOp rope) {
   auto so = rope.getX().getDefiningOp<attn::ScaleOffsetOp>();
   if (!so || !so->hasOneUse())
     return std::nullopt;
@@ -156,7 +159,8 @@ ropeHead(attn::RopeOp rope) {
   auto beta = so.getBeta().getDefiningOp<attn::RowOp>();
   if (!gamma || !beta || gamma.getIndex() != beta.getIndex())
     return std::nullopt;
-  return std::make_pair(so, int64_t(gamma.getIndex()));
+  return RopeHead{so.getX(), gamma.getP(), beta.getP(),
+                  int64_t(gamma.getIndex())};
 }
 
 /// The position in `body` of the first top-level op that reads `value`,
@@ -210,14 +214,13 @@ static bool storesBetween(const std::vector<mlir::Operation *> &order,
 /// they read is lowered already (rope is the first of them in block order).
 static std::optional<RopeHeads> ropeHeads(const Lowering &lowering,
                                           attn::RopeOp rope) {
-  auto head = ropeHead(rope);
+  std::optional<RopeHead> head = ropeHead(rope);
   if (!head)
     return std::nullopt;
-  attn::ScaleOffsetOp so = head->first;
   RopeHeads heads;
-  heads.z = so.getX();
-  heads.gamma = so.getGamma().getDefiningOp<attn::RowOp>().getP();
-  heads.beta = so.getBeta().getDefiningOp<attn::RowOp>().getP();
+  heads.z = head->z;
+  heads.gamma = head->gamma;
+  heads.beta = head->beta;
   if (!lowering.has(heads.z) || !lowering.has(heads.gamma) ||
       !lowering.has(heads.beta))
     return std::nullopt;
@@ -236,14 +239,11 @@ static std::optional<RopeHeads> ropeHeads(const Lowering &lowering,
         sibling.getBase() != rope.getBase() ||
         attn::ScheduleAttr::lookup(sibling) != schedule)
       continue;
-    auto siblingHead = ropeHead(sibling);
-    if (!siblingHead ||
-        siblingHead->first.getGamma().getDefiningOp<attn::RowOp>().getP() !=
-            heads.gamma ||
-        siblingHead->first.getBeta().getDefiningOp<attn::RowOp>().getP() !=
-            heads.beta)
+    std::optional<RopeHead> siblingHead = ropeHead(sibling);
+    if (!siblingHead || siblingHead->z != heads.z ||
+        siblingHead->gamma != heads.gamma || siblingHead->beta != heads.beta)
       continue;
-    if (!byRow.emplace(siblingHead->second, sibling).second)
+    if (!byRow.emplace(siblingHead->row, sibling).second)
       return std::nullopt; // two heads of one row: left apart
   }
   // Heads whose first readers have a stored stage between them stay in
@@ -262,7 +262,7 @@ static std::optional<RopeHeads> ropeHeads(const Lowering &lowering,
   for (auto [row, sibling] : byRow)
     readAt.push_back({firstReader(sibling.getResult(), body, position), row});
   std::sort(readAt.begin(), readAt.end());
-  int64_t ownRow = head->second;
+  int64_t ownRow = head->row;
   std::vector<int64_t> group;
   for (size_t i = 0; i < readAt.size(); ++i) {
     if (i > 0 && storesBetween(order, readAt[i - 1].first, readAt[i].first)) {

@@ -597,17 +597,8 @@ TEST(RopeTest, HeadsOfOneProjectionComputedInOneStageMatchTheFp64Reference) {
   for (Variant variant :
        {Variant::Default, Variant::Naive, Variant::CudaOnHost}) {
     auto model = compileAttn(source, kindOf(variant), targetOf(variant));
-    ASSERT_TRUE(model->jit) << model->diagnostics;
-    codegen::TensorMap weights =
-        codegen::randomWeights(model->jit->pipeline().weights(), 5);
-    for (int64_t n : {1, 70}) {
-      codegen::TensorMap inputs =
-          randomInputs(*model->jit, {{"n", n}, {"b", 2}}, 6);
-      EXPECT_LE(relativeError(runJit(*model, inputs, weights),
-                              runReference(*model, inputs, weights)),
-                1e-4)
-          << variantName(variant) << ", n = " << n;
-    }
+    expectMatchesReference(*model, {{2, 1}, {2, 70}}, 5, 6, 1e-4,
+                           variantName(variant));
   }
 }
 
