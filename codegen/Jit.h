@@ -42,6 +42,7 @@ public:
          KernelCompileStats &stats, const std::string &autoscheduler = "");
 
   ModelPipeline &pipeline() { return *model; }
+  const ModelPipeline &pipeline() const { return *model; }
 
   /// Binds runtime dims from the inputs and allocates the outputs. The
   /// runtime's statuses, as the generated C wrapper returns them:

@@ -109,10 +109,10 @@ Result parseDims(const RunOptions &options,
   return Result::success();
 }
 
-Result loadInputs(const RunOptions &options,
-                  const codegen::ModelPipeline &model,
+Result loadInputs(const RunOptions &options, const codegen::JitModel &jit,
                   const std::map<std::string, int64_t> &dims,
                   TensorMap &inputs) {
+  const codegen::ModelPipeline &model = jit.pipeline();
   for (const std::string &spec : options.inputs) {
     std::string name, path;
     if (!splitAssignment(spec, name, path))
@@ -128,6 +128,17 @@ Result loadInputs(const RunOptions &options,
                                       model.maxBufferBytes());
   if (!bound.ok())
     return model.withStreamHint(bound);
+  // The whole run's sizes (its outputs and stored buffers too) before
+  // anything is generated: a run too large fails here, not in an allocator.
+  std::map<std::string, std::vector<int64_t>> named;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    auto given = inputs.find(model.inputs()[i].name);
+    named[model.inputs()[i].name] =
+        given != inputs.end() ? given->second.shape : shapes[i];
+  }
+  std::vector<std::vector<int64_t>> outputShapes;
+  if (Result fits = jit.outputShapes(named, outputShapes); !fits.ok())
+    return fits;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const std::string &name = model.inputs()[i].name;
     if (!inputs.count(name))
@@ -221,7 +232,7 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
   codegen::ModelPipeline &model = p->jit->pipeline();
   Result loaded = loadRunWeights(options, model, p->weights);
   if (loaded.ok())
-    loaded = loadInputs(options, model, dims, p->inputs);
+    loaded = loadInputs(options, *p->jit, dims, p->inputs);
   if (loaded.ok())
     loaded = p->jit->prepare(p->inputs, p->weights, p->outputs);
   if (!loaded.ok()) {
