@@ -95,6 +95,11 @@ BenchModel::compile(const std::string &source, driver::SchedulePolicy schedule) 
     return nullptr;
   m->compileTime = nowSeconds() - start;
   m->weights = codegen::randomWeights(m->jit->pipeline().weights(), 1);
+  if (runtime::Result packed = m->jit->packWeights(m->weights, m->pack);
+      !packed.ok()) {
+    std::fprintf(stderr, "attnc-bench: %s\n", packed.message.c_str());
+    std::exit(1);
+  }
   return m;
 }
 
@@ -125,7 +130,7 @@ void BenchModel::release() {
 }
 
 void BenchModel::runOnce() {
-  runtime::Result ran = jit->runPrepared(inputs, weights, outputs);
+  runtime::Result ran = jit->runPrepared(inputs, weights, outputs, &pack);
   if (!ran.ok()) {
     std::fprintf(stderr, "error: %s\n", ran.message.c_str());
     std::exit(1);

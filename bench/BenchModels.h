@@ -74,6 +74,7 @@ private:
   std::unique_ptr<driver::Session> session; ///< Keeps the IR for countFlops.
   std::unique_ptr<codegen::JitModel> jit;
   codegen::TensorMap inputs, weights, outputs;
+  codegen::WeightPack pack; ///< The weights as the kernels take them.
   int64_t boundN = 0;
   double compileTime = 0;
 };

@@ -67,6 +67,38 @@ static std::string axisExpr(const Program &program, const Slot &slot,
          "]";
 }
 
+/// Emits the packing of `weights` (the buffers of a kernel's weights
+/// `infos`, in its order) into the arena `id` (attnc_pack_weights) and
+/// returns the arena's buffer, which replaces them in the call; the caller
+/// emits `free(id)` after it. A kernel without an arena keeps `weights`.
+static std::vector<std::string>
+packWeights(std::ostream &os, const WeightArena &arena,
+            const std::vector<TensorInfo> &infos,
+            const std::vector<std::string> &weights, const std::string &id) {
+  if (!arena.used())
+    return weights;
+  auto list = [](const std::vector<std::string> &items) {
+    std::string text = "{";
+    for (size_t i = 0; i < items.size(); ++i)
+      text += (i ? ", " : "") + items[i];
+    return text + "}";
+  };
+  std::vector<std::string> offsets, sizes;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    offsets.push_back(std::to_string(arena.offsets[i]));
+    sizes.push_back(std::to_string(infos[i].numElements()));
+  }
+  os << "  {\n    const halide_buffer_t *const weights[] = " << list(weights)
+     << ";\n    static const int64_t offsets[] = " << list(offsets)
+     << ", sizes[] = " << list(sizes) << ";\n"
+     << "    " << id << " = attnc_pack_weights(&" << id << "_buf, " << id
+     << "_dims, " << arena.elements << ", " << weights.size()
+     << ", weights, offsets, sizes);\n  }\n"
+     << "  if (!" << id
+     << ") { error = halide_error_code_out_of_memory; goto fail; }\n";
+  return {"&" + id + "_buf"};
+}
+
 /// The body of <m>_run for a program: each step's temporaries allocated,
 /// its kernel called (the C expression `callee(function)` names it), the
 /// temporaries it read last freed; on a failure, every temporary freed
@@ -96,6 +128,8 @@ generateProgramRun(std::ostream &os, const Program &program,
     for (size_t r = 0; r < step.results.size(); ++r)
       if (step.results[r].kind == Slot::Temp)
         rank[step.results[r].index] = step.resultShapes[r].size();
+  os << "  float *arena = NULL; halide_buffer_t arena_buf; "
+        "halide_dimension_t arena_dims[1];\n";
   for (size_t t = 0; t < program.temps; ++t) {
     size_t n = std::max<size_t>(rank[t], 1);
     os << "  float *t" << t << " = NULL; int64_t t" << t << "_shape[" << n
@@ -128,21 +162,28 @@ generateProgramRun(std::ostream &os, const Program &program,
          << "  attnc_buffer(&" << t << "_buf, " << t << "_dims, " << t << ", "
          << sizes.size() << ", " << t << "_shape);\n";
     }
-    os << "  error = " << callee(step.kernel->function) << "(";
-    std::vector<std::string> args;
+    std::vector<std::string> args, weightArgs;
     for (const Slot &slot : step.args)
       args.push_back(bufferOf(slot));
     if (k < stepArgs.size())
       args.insert(args.end(), stepArgs[k].begin(), stepArgs[k].end());
     for (const Slot &slot : step.weights)
-      args.push_back(bufferOf(slot));
+      weightArgs.push_back(bufferOf(slot));
+    const Lowering &lowering = step.kernel->lowering;
+    weightArgs =
+        packWeights(os, lowering.arena, lowering.weights, weightArgs, "arena");
+    args.insert(args.end(), weightArgs.begin(), weightArgs.end());
     for (const Slot &slot : step.results)
       args.push_back(bufferOf(slot));
     if (k < stepResults.size())
       args.insert(args.end(), stepResults[k].begin(), stepResults[k].end());
+    os << "  error = " << callee(step.kernel->function) << "(";
     for (size_t i = 0; i < args.size(); ++i)
       os << (i ? ", " : "") << args[i];
-    os << ");\n  if (error != 0) goto fail;\n";
+    os << ");\n";
+    if (lowering.arena.used())
+      os << "  free(arena); arena = NULL;\n";
+    os << "  if (error != 0) goto fail;\n";
     for (size_t t = 0; t < program.temps; ++t)
       if (program.lastUse[t] == k)
         os << "  free(t" << t << "); t" << t << " = NULL;\n";
@@ -155,7 +196,7 @@ generateProgramRun(std::ostream &os, const Program &program,
     std::string source = bufferOf(slot) + "->host";
     os << "  memcpy(" << id << "->data, " << source << ", " << bytes << ");\n";
   }
-  os << "  return ATTN_OK;\nfail:\n";
+  os << "  return ATTN_OK;\nfail:\n  free(arena);\n";
   for (size_t t = 0; t < program.temps; ++t)
     os << "  free(t" << t << ");\n";
 }
@@ -258,17 +299,28 @@ static void generateCalls(
     return;
   }
   auto weights = buffers.begin() + pipeline.inputs().size();
+  auto outputs = weights + pipeline.weights().size();
   std::vector<std::string> args(buffers.begin(), weights);
   if (!callArgs.empty())
     args.insert(args.end(), callArgs[0].begin(), callArgs[0].end());
-  args.insert(args.end(), weights, buffers.end());
+  const WeightArena &arena = pipeline.weightArena();
+  if (arena.used())
+    os << "  float *arena = NULL; halide_buffer_t arena_buf; "
+          "halide_dimension_t arena_dims[1];\n";
+  std::vector<std::string> weightArgs =
+      packWeights(os, arena, pipeline.weights(),
+                  std::vector<std::string>(weights, outputs), "arena");
+  args.insert(args.end(), weightArgs.begin(), weightArgs.end());
+  args.insert(args.end(), outputs, buffers.end());
   if (!callResults.empty())
     args.insert(args.end(), callResults[0].begin(), callResults[0].end());
   os << "  error = " << callee(function) << "(";
   for (size_t i = 0; i < args.size(); ++i)
     os << (i ? ", " : "") << args[i];
-  os << ");\n"
-     << "  if (error != 0) goto fail;\n"
+  os << ");\n";
+  if (arena.used())
+    os << "  free(arena);\n";
+  os << "  if (error != 0) goto fail;\n"
      << "  return ATTN_OK;\n"
      << "fail:\n";
 }
@@ -747,6 +799,25 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
      << "  b->type.lanes = 1;\n"
      << "  b->dimensions = rank;\n"
      << "  b->dim = dims;\n"
+     << "}\n\n"
+     << "/* A kernel's weights packed into one new buffer of `elements` "
+        "floats\n"
+     << "   (its weight arena, described by `b`): weight i, `sizes[i]` "
+        "floats, at\n"
+     << "   offsets[i]. NULL when out of memory; the caller frees it. */\n"
+     << "static inline float *attnc_pack_weights(halide_buffer_t *b, "
+        "halide_dimension_t *dims,\n"
+     << "    int64_t elements, int count, const halide_buffer_t *const "
+        "*weights,\n"
+     << "    const int64_t *offsets, const int64_t *sizes) {\n"
+     << "  float *arena = (float *)malloc((size_t)elements * "
+        "sizeof(float));\n"
+     << "  if (!arena) return NULL;\n"
+     << "  for (int i = 0; i < count; ++i)\n"
+     << "    memcpy(arena + offsets[i], weights[i]->host, (size_t)sizes[i] "
+        "* sizeof(float));\n"
+     << "  attnc_buffer(b, dims, arena, 1, &elements);\n"
+     << "  return arena;\n"
      << "}\n\n"
      << "/* Binds each runtime dim of `t` (expected[i] < 0) in `bound`, by "
         "name. */\n"

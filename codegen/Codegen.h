@@ -42,6 +42,39 @@ struct TensorInfo {
   std::string shapeString() const; ///< `[b, n, 512]`.
 };
 
+/// Where a kernel's weights lie in the one f32 buffer it reads them from
+/// (Lowering::weightArena): weight i (in the order of the kernel's
+/// weights) at element offsets[i], dense in C order, each offset a multiple
+/// of kAlign; the buffer holds `elements`. Callers pack the
+/// weights into it for each call (packWeightArena; the generated C wrapper
+/// likewise). Empty offsets: the kernel takes one buffer per weight.
+struct WeightArena {
+  static constexpr int64_t kAlign = 16; ///< 64 bytes: a cache line.
+  std::vector<int64_t> offsets;
+  int64_t elements = 0;
+
+  bool used() const { return !offsets.empty(); }
+  /// Appends a weight of `count` elements; returns its offset.
+  int64_t add(int64_t count);
+};
+
+/// Packs `weights` (in the kernel's order, any strides) into `into`, grown
+/// to the arena's elements, and returns a buffer viewing it; an undefined
+/// buffer when they do not fit the arena's layout.
+Halide::Buffer<float>
+packWeightArena(const WeightArena &arena,
+                const std::vector<Halide::Buffer<float>> &weights,
+                std::vector<float> &into);
+
+/// A model's weights as its kernels take them, packed once
+/// (ModelPipeline::packWeights): per kernel call (the model's kernel, or
+/// each step of a program) its weight buffers, or its arena. A run given
+/// one copies no weights; it holds the weights as they were when packed.
+struct WeightPack {
+  std::vector<std::vector<Halide::Buffer<float>>> calls;
+  std::vector<std::vector<float>> arenas; ///< The arenas' memory.
+};
+
 /// How codegen realises the schedules of the IR (which it applies as they
 /// are: the schedule policy, default or naive, is attn-tile's).
 struct CodegenOptions {
@@ -126,6 +159,10 @@ public:
   std::vector<Kernel> kernels() const;
   /// The program of a model that calls functions, or null (Program.h).
   const Program *program() const;
+  /// Where the kernel's weights lie in its one weight buffer; unused for a
+  /// program (each kernel has its own: ProgramKernel::lowering) and where
+  /// the kernel takes a buffer per weight.
+  const WeightArena &weightArena() const;
 
   /// Streamed (CodegenOptions::streamRows; else 0 and none): the rows of
   /// one block, the unit of whole chunks decoding runs them in
@@ -197,9 +234,21 @@ public:
   /// When the kernel reports a failure: an allocation that failed or
   /// exceeds Halide's limits is ATTN_ERROR_OUT_OF_MEMORY; anything else is
   /// ATTN_ERROR_RUNTIME with a message that says it is an internal error.
+  /// With `pack` (packWeights of these weights), the kernels read the
+  /// weights from it; without, each call packs its kernel's weight arena
+  /// (about 0.5 ms for FLASH's 6.4 MB) and a streamed run packs once.
   runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
                       const std::vector<Halide::Buffer<float>> &weights,
-                      std::vector<Halide::Buffer<float>> &outputs);
+                      std::vector<Halide::Buffer<float>> &outputs,
+                      const WeightPack *pack = nullptr);
+
+  /// `weights` (as run() takes them) packed for the kernel of a run that
+  /// is not streamed; ATTN_ERROR_SHAPE when they do not fit its arena's
+  /// layout. A program's pack is empty: a pack of every layer would double
+  /// the weights' memory, so each step packs its layer's (a streamed
+  /// program packs every step's once per sequence).
+  runtime::Result packWeights(const std::vector<Halide::Buffer<float>> &weights,
+                              WeightPack &pack) const;
 
   /// A decoder of one sequence of a streamed model, one pipeline or a
   /// program (Decode.h; its blocks are CodegenOptions::streamRows rows), on

@@ -189,11 +189,17 @@ weightViews(const ModelPipeline &model, const TensorMap &weights) {
   return views;
 }
 
-runtime::Result
-JitModel::runBuffers(const std::vector<Halide::Buffer<float>> &inputs,
-                     const TensorMap &weights,
-                     std::vector<Halide::Buffer<float>> &outputs) {
-  return model->run(inputs, weightViews(*model, weights), outputs);
+runtime::Result JitModel::runBuffers(
+    const std::vector<Halide::Buffer<float>> &inputs, const TensorMap &weights,
+    std::vector<Halide::Buffer<float>> &outputs, const WeightPack *pack) {
+  return model->run(inputs, weightViews(*model, weights), outputs, pack);
+}
+
+runtime::Result JitModel::packWeights(const TensorMap &weights,
+                                      WeightPack &pack) const {
+  if (runtime::Result checked = checkWeights(weights); !checked.ok())
+    return checked;
+  return model->packWeights(weightViews(*model, weights), pack);
 }
 
 runtime::Result JitModel::decoder(const TensorMap &weights, int64_t capacity,
@@ -205,13 +211,14 @@ runtime::Result JitModel::decoder(const TensorMap &weights, int64_t capacity,
 
 runtime::Result JitModel::runPrepared(const TensorMap &inputs,
                                       const TensorMap &weights,
-                                      TensorMap &outputs) {
+                                      TensorMap &outputs,
+                                      const WeightPack *pack) {
   std::vector<Halide::Buffer<float>> in, out;
   for (const TensorInfo &info : model->inputs())
     in.push_back(view(inputs.at(info.name)));
   for (const TensorInfo &info : model->outputs())
     out.push_back(view(outputs.at(info.name)));
-  return runBuffers(in, weights, out);
+  return runBuffers(in, weights, out, pack);
 }
 
 runtime::Result JitModel::run(const TensorMap &inputs, const TensorMap &weights,

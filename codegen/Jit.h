@@ -54,9 +54,16 @@ public:
                           TensorMap &outputs) const;
 
   /// Runs on tensors already checked by prepare(); a kernel's failure as
-  /// ModelPipeline::run reports it.
-  runtime::Result runPrepared(const TensorMap &inputs,
-                              const TensorMap &weights, TensorMap &outputs);
+  /// ModelPipeline::run reports it. With `pack` (packWeights(weights)), the
+  /// kernels read the weights as they were packed, with no copy per run.
+  runtime::Result runPrepared(const TensorMap &inputs, const TensorMap &weights,
+                              TensorMap &outputs,
+                              const WeightPack *pack = nullptr);
+
+  /// `weights`, checked by checkWeights(), packed for the kernels' weight
+  /// arenas (ModelPipeline::packWeights), for runs that hold them unchanged:
+  /// a run then copies no weights.
+  runtime::Result packWeights(const TensorMap &weights, WeightPack &pack) const;
 
   /// prepare() + runPrepared().
   runtime::Result run(const TensorMap &inputs, const TensorMap &weights,
@@ -77,7 +84,8 @@ public:
   /// The Python module runs on numpy's memory this way, without copies.
   runtime::Result runBuffers(const std::vector<Halide::Buffer<float>> &inputs,
                              const TensorMap &weights,
-                             std::vector<Halide::Buffer<float>> &outputs);
+                             std::vector<Halide::Buffer<float>> &outputs,
+                             const WeightPack *pack = nullptr);
 
   /// checkWeights(), then a decoder of one sequence (Decode.h) of a model
   /// compiled for decoding (SessionOptions::decode) on `weights`, which

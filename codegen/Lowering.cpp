@@ -71,6 +71,13 @@ void define(Func &func, const std::vector<Var> &vars, const Expr &value) {
   func(reversed) = value;
 }
 
+int64_t WeightArena::add(int64_t count) {
+  int64_t offset = (elements + kAlign - 1) / kAlign * kAlign;
+  offsets.push_back(offset);
+  elements = offset + count;
+  return offset;
+}
+
 int64_t TensorInfo::numElements() const {
   int64_t count = 1;
   for (int64_t size : shape) {
@@ -675,6 +682,17 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
         returnedAt[yielded] = unsigned(index);
     }
 
+  // The weights' arena: their bytes, each name once, within one buffer.
+  WeightArena layout;
+  std::set<std::string> named;
+  for (auto weight : func.getBody().front().getOps<mlir::attn::WeightOp>()) {
+    auto type = mlir::cast<mlir::RankedTensorType>(weight.getType());
+    if (named.insert(weight.getName().str()).second)
+      layout.add(type.getNumElements());
+  }
+  arenaWeights = !options.gpu && !options.decode && !autoscheduled() &&
+                 layout.elements <= kMaxBufferBytes / 4;
+
   std::map<std::string, HTensor> weightByName;
   for (mlir::Operation &op : func.getBody().front()) {
     if (auto weight = mlir::dyn_cast<mlir::attn::WeightOp>(op)) {
@@ -686,15 +704,31 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
                                   << name << "' is " << type;
       auto it = weightByName.find(name);
       if (it == weightByName.end()) {
-        ImageParam param(Float(32), type.getRank(),
-                         argumentName("w", weightParams.size(), name));
-        constrainDense(param, type);
         HTensor tensor;
-        tensor.func = param;
+        if (usesWeightArena()) {
+          // A view of the arena: weight(i, j) = arena[offset + i*cols + j].
+          if (!weightArena.defined())
+            weightArena = ImageParam(Float(32), 1, "weights");
+          std::vector<Var> vars = makeVars(type.getRank(), "w");
+          Expr at = Expr(int(arena.add(type.getNumElements())));
+          int64_t stride = 1;
+          for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+            at += vars[d] * int(stride);
+            stride *= type.getDimSize(d);
+          }
+          Func view(argumentName("w", weights.size(), name));
+          define(view, vars, weightArena(at));
+          tensor.func = view;
+        } else {
+          ImageParam param(Float(32), type.getRank(),
+                           argumentName("w", weightParams.size(), name));
+          constrainDense(param, type);
+          weightParams.push_back(param);
+          tensor.func = param;
+        }
         for (int64_t size : type.getShape())
           tensor.extents.push_back(Expr(int(size)));
         tensor.materialized = true;
-        weightParams.push_back(param);
         weights.push_back(describe(name, type, nullptr));
         it = weightByName.emplace(name, tensor).first;
       }
@@ -764,6 +798,8 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     if (mlir::failed(lowerOp(&op)))
       return mlir::failure();
   }
+  if (weightArena.defined())
+    weightArena.dim(0).set_bounds(0, int(arena.elements));
   collectStoredBuffers(func);
   return mlir::success();
 }
@@ -871,6 +907,8 @@ std::vector<Argument> Lowering::arguments() const {
     for (const StreamCarry &carry : streamCarries)
       args.push_back(carry.in);
   }
+  if (weightArena.defined())
+    args.push_back(weightArena);
   for (const ImageParam &param : weightParams)
     args.push_back(param);
   return args;

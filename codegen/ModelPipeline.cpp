@@ -92,7 +92,11 @@ struct ModelPipeline::Impl {
                              const std::vector<Buffer<float>> &weights,
                              std::vector<Buffer<float>> &outputs,
                              std::vector<StreamState> *states = nullptr,
-                             int rows = 0);
+                             int rows = 0, const WeightPack *pack = nullptr);
+  /// `weights` packed for each kernel call of a run (ModelPipeline::
+  /// packWeights).
+  runtime::Result pack(const std::vector<Buffer<float>> &weights,
+                       WeightPack &into, bool packsProgram = false) const;
   /// The blocks of one sequence of the streamed model on `weights`, with
   /// key/value caches (if any) of `capacity` rows.
   std::unique_ptr<SequenceBlocks>
@@ -479,6 +483,64 @@ static runtime::Result kernelFailure(const std::string &message, int code,
                               "it): " + message);
 }
 
+Buffer<float> packWeightArena(const WeightArena &arena,
+                              const std::vector<Buffer<float>> &weights,
+                              std::vector<float> &into) {
+  if (weights.size() != arena.offsets.size())
+    return Buffer<float>();
+  if (into.size() < size_t(arena.elements))
+    into.resize(size_t(arena.elements));
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const Buffer<float> &weight = weights[i];
+    int64_t slot =
+        (i + 1 < weights.size() ? arena.offsets[i + 1] : arena.elements) -
+        arena.offsets[i];
+    if (int64_t(weight.number_of_elements()) > slot)
+      return Buffer<float>();
+    float *to = into.data() + arena.offsets[i];
+    bool dense = true;
+    int64_t stride = 1;
+    for (int d = 0; d < weight.dimensions(); ++d) {
+      dense = dense && weight.dim(d).stride() == stride;
+      stride *= weight.dim(d).extent();
+    }
+    if (dense) { // as the JIT and the Python module make them
+      std::memcpy(to, weight.data(), weight.size_in_bytes());
+      continue;
+    }
+    // Dense in the arena, whatever the weight's strides.
+    std::vector<int> extents;
+    for (int d = 0; d < weight.dimensions(); ++d)
+      extents.push_back(weight.dim(d).extent());
+    Buffer<float> place(to, extents);
+    for (int d = 0; d < weight.dimensions(); ++d)
+      place.translate(d, weight.dim(d).min());
+    place.copy_from(weight);
+  }
+  return Buffer<float>(into.data(), int(arena.elements));
+}
+
+/// The buffers `lowering`'s kernel takes for `weights` (its order): its
+/// weight arena, packed into `arena`, or the weights themselves; an error
+/// naming `what` when they do not fit the arena.
+static runtime::Result kernelWeights(const Lowering &lowering,
+                                     const std::vector<Buffer<float>> &weights,
+                                     std::vector<float> &arena,
+                                     std::vector<Buffer<float>> &taken,
+                                     const std::string &what) {
+  if (!lowering.arena.used()) {
+    taken = weights;
+    return runtime::Result::success();
+  }
+  taken = {packWeightArena(lowering.arena, weights, arena)};
+  if (taken[0].defined())
+    return runtime::Result::success();
+  return runtime::Result::error(
+      ATTN_ERROR_SHAPE, what + ": its weights do not fit its weight arena "
+                               "(their count or sizes differ from the "
+                               "model's)");
+}
+
 /// Runs one compiled kernel (its shared object, or Halide's JIT through
 /// `pipeline` and `lowering`'s parameters) on `args` and `weights` into
 /// `outputs`; `what` names it in messages.
@@ -508,8 +570,11 @@ static runtime::Result runKernel(Pipeline &pipeline, Lowering &lowering,
     for (Lowering::StreamCarry &carry : lowering.streamCarries)
       carry.in.set(args[arg++]);
   }
-  for (size_t i = 0; i < weights.size(); ++i)
-    lowering.weightParams[i].set(weights[i]);
+  if (lowering.arena.used())
+    lowering.weightArena.set(weights[0]);
+  else
+    for (size_t i = 0; i < weights.size(); ++i)
+      lowering.weightParams[i].set(weights[i]);
   Realization realization(outputs);
   try {
     pipeline.realize(realization);
@@ -550,9 +615,47 @@ runtime::Result checkTokenIds(const TensorInfo &info,
                      : runtime::Result::error(ATTN_ERROR_ARGUMENT, bad);
 }
 
+runtime::Result
+ModelPipeline::Impl::pack(const std::vector<Buffer<float>> &weights,
+                          WeightPack &into, bool packsProgram) const {
+  into = WeightPack();
+  auto add = [&](const Lowering &kernel,
+                 const std::vector<Buffer<float>> &given,
+                 const std::string &what) {
+    into.arenas.emplace_back();
+    into.calls.emplace_back();
+    return kernelWeights(kernel, given, into.arenas.back(), into.calls.back(),
+                         what);
+  };
+  if (!program)
+    return add(lowering, weights, "the kernel of model '" + name + "'");
+  if (!packsProgram)
+    return runtime::Result::success(); // each step packs its layer's
+  for (const Step &step : program->steps) {
+    std::vector<Buffer<float>> given;
+    for (const Slot &slot : step.weights)
+      given.push_back(weights.at(slot.index)); // Slot::Weight
+    runtime::Result packed =
+        add(step.kernel->lowering, given,
+            "the kernel of '" + step.label + "' in model '" + name + "'");
+    if (!packed.ok())
+      return packed;
+  }
+  return runtime::Result::success();
+}
+
+runtime::Result
+ModelPipeline::packWeights(const std::vector<Buffer<float>> &weights,
+                           WeightPack &pack) const {
+  return impl->pack(weights, pack);
+}
+
 runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
                                    const std::vector<Buffer<float>> &weights,
-                                   std::vector<Buffer<float>> &outputs) {
+                                   std::vector<Buffer<float>> &outputs,
+                                   const WeightPack *pack) {
+  if (pack && pack->calls.empty())
+    pack = nullptr; // a program's (packWeights)
   // Token ids first: an id outside its table is the caller's error, found
   // before any kernel runs (the kernels clamp it all the same).
   const std::vector<TensorInfo> &infos = this->inputs();
@@ -571,12 +674,19 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
                        outputs, *impl->sequenceBlocks(weights, length));
   }
   if (impl->program)
-    return impl->runProgram(inputs, weights, outputs);
+    return impl->runProgram(inputs, weights, outputs, nullptr, 0, pack);
   std::string what = "the kernel of model '" + impl->name + "'";
-  std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
+  // The weight arena's copy: kept per thread, its pages reused.
+  thread_local std::vector<float> arena;
+  std::vector<Buffer<float>> taken;
   runtime::Result result =
-      runKernel(impl->pipeline, impl->lowering, impl->native.get(), inputs,
-                weights, views, what);
+      pack ? runtime::Result::success()
+           : kernelWeights(impl->lowering, weights, arena, taken, what);
+  if (!result.ok())
+    return result;
+  std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
+  result = runKernel(impl->pipeline, impl->lowering, impl->native.get(), inputs,
+                     pack ? pack->calls.at(0) : taken, views, what);
   if (result.ok())
     for (Buffer<void> &view : views)
       view.copy_to_host(); // results of GPU kernels back to the caller
@@ -631,6 +741,9 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
       : impl(impl), weights(std::move(weights)) {
     for (const Step &step : impl.program->steps)
       states.emplace_back(step.kernel->lowering, capacity);
+    // Each step's weights packed once for every block (a failure is
+    // reported by the first block, which then packs them itself).
+    packed = impl.pack(this->weights, mainPack, true).ok();
   }
   runtime::Result run(const std::vector<Buffer<float>> &inputs,
                       const std::vector<Buffer<float>> &outputs, int rows,
@@ -639,8 +752,9 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
     if (step && !impl.step)
       return noStepKernel();
     Impl &kernels = step ? *impl.step->impl : impl;
+    const WeightPack *pack = !step && packed ? &mainPack : nullptr;
     runtime::Result ran =
-        kernels.runProgram(inputs, weights, out, &states, rows);
+        kernels.runProgram(inputs, weights, out, &states, rows, pack);
     // Every step's carries advance together, or none (a failed step).
     if (ran.ok())
       for (StreamState &state : states)
@@ -661,6 +775,8 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
   Impl &impl;
   std::vector<Buffer<float>> weights;
   std::vector<StreamState> states;
+  WeightPack mainPack; ///< The weights of impl's steps (not the step kernels').
+  bool packed = false;
 };
 
 std::unique_ptr<SequenceBlocks>
@@ -669,10 +785,15 @@ ModelPipeline::Impl::sequenceBlocks(const std::vector<Buffer<float>> &weights,
   if (program)
     return std::make_unique<ProgramBlocks>(*this, weights, capacity);
   auto runnerOf = [&weights](Impl &kernel, const std::string &what) {
-    return [&kernel, weights, what](const std::vector<Buffer<float>> &args,
-                                    std::vector<Buffer<void>> &results) {
+    // Packed once for every block of the sequence.
+    auto pack = std::make_shared<WeightPack>();
+    runtime::Result packed = kernel.pack(weights, *pack);
+    return [&kernel, pack, packed, what](const std::vector<Buffer<float>> &args,
+                                         std::vector<Buffer<void>> &results) {
+      if (!packed.ok())
+        return packed;
       return runKernel(kernel.pipeline, kernel.lowering, kernel.native.get(),
-                       args, weights, results, what);
+                       args, pack->calls.at(0), results, what);
     };
   };
   std::string what = "the kernel of model '" + name + "'";
@@ -701,8 +822,8 @@ runtime::Result
 ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
                                 const std::vector<Buffer<float>> &weights,
                                 std::vector<Buffer<float>> &outputs,
-                                std::vector<StreamState> *states,
-                                int rows) {
+                                std::vector<StreamState> *states, int rows,
+                                const WeightPack *pack) {
   // Temporaries come from the pool: a repeated run reuses their pages, and
   // the peak-memory figure counts them.
   struct Free {
@@ -728,6 +849,17 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
     }
     for (const Slot &slot : step.weights)
       stepWeights.push_back(buffer(slot));
+    std::string what =
+        "the kernel of '" + step.label + "' in model '" + name + "'";
+    // Its weight arena's copy, unless packed already: kept per thread.
+    thread_local std::vector<float> arena;
+    if (pack)
+      stepWeights = pack->calls.at(k);
+    else if (runtime::Result packed = kernelWeights(
+                 step.kernel->lowering, std::vector<Buffer<float>>(stepWeights),
+                 arena, stepWeights, what);
+             !packed.ok())
+      return packed;
     std::vector<Buffer<void>> views;
     for (size_t r = 0; r < step.results.size(); ++r) {
       const Slot &slot = step.results[r];
@@ -755,8 +887,6 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
       views.push_back(buffer(slot));
     }
     ProgramKernel &kernel = *step.kernel;
-    std::string what =
-        "the kernel of '" + step.label + "' in model '" + name + "'";
     auto runner = [&](const std::vector<Buffer<float>> &kernelArgs,
                       std::vector<Buffer<void>> &results) {
       return runKernel(kernel.pipeline, kernel.lowering, kernel.native.get(),
@@ -841,8 +971,11 @@ runtime::Result ModelPipeline::checkResources(
   if (impl->program)
     return withStreamHint(impl->checkProgram(seen, seenOut, ioBytes));
   const Lowering &lowering = impl->lowering;
-  fits = checkStoredBuffers(lowering.stored, lowering.inputParams, seen,
-                            ioBytes, impl->maxBufferBytes);
+  // The weights' arena is a copy of them, packed for each call.
+  fits = checkStoredBuffers(
+      lowering.stored, lowering.inputParams, seen,
+      saturatingAdd(ioBytes, lowering.arena.elements * int64_t(sizeof(float))),
+      impl->maxBufferBytes);
   return withStreamHint(fits);
 }
 
@@ -879,9 +1012,10 @@ runtime::Result ModelPipeline::Impl::checkProgram(
         liveBytes = saturatingAdd(liveBytes, f32Bytes(shape));
     }
     const Lowering &lowering = step.kernel->lowering;
-    runtime::Result fits =
-        checkStoredBuffers(lowering.stored, lowering.inputParams, argShapes,
-                           saturatingAdd(ioBytes, liveBytes), maxBufferBytes);
+    int64_t arenaBytes = lowering.arena.elements * int64_t(sizeof(float));
+    runtime::Result fits = checkStoredBuffers(
+        lowering.stored, lowering.inputParams, argShapes,
+        saturatingAdd(ioBytes, liveBytes + arenaBytes), maxBufferBytes);
     if (!fits.ok())
       return fits;
     for (size_t t = 0; t < program->temps; ++t)
@@ -889,6 +1023,11 @@ runtime::Result ModelPipeline::Impl::checkProgram(
         liveBytes -= f32Bytes(tempShapes[t]);
   }
   return runtime::Result::success();
+}
+
+const WeightArena &ModelPipeline::weightArena() const {
+  static const WeightArena none;
+  return impl->program ? none : impl->lowering.arena;
 }
 
 std::vector<ModelPipeline::Kernel> ModelPipeline::kernels() const {

@@ -75,7 +75,8 @@ struct StoredBuffer;
 /// Checks the buffers a run allocates, before any is allocated: each stored
 /// buffer (its extents evaluated with the inputs' extents `inputShapes`,
 /// MLIR order, bound to `inputParams`) within the one-buffer limit
-/// `maxBytes`, and `ioBytes` (inputs, weights and outputs) plus the stored
+/// `maxBytes`, and `ioBytes` (inputs, weights, with the copy a weight
+/// arena packs, and outputs) plus the stored
 /// buffers alive at once (StoredBuffer::first .. last), and 10% of those
 /// for the stages beside them, within the machine's physical memory (other
 /// processes' use is not counted). ATTN_ERROR_OUT_OF_MEMORY with a message

@@ -334,8 +334,15 @@ public:
       std::lock_guard<std::mutex> lock(runMutex);
       if (threads > 0)
         setRuntimeThreads(threads);
+      // The weights packed once for their kernels (they are replaced,
+      // never changed: `packed` holds the set the pack was made from).
+      if (packed != weights) {
+        ran = jit->packWeights(*weights, pack);
+        packed = ran.ok() ? weights : nullptr;
+      }
       auto start = SteadyClock::now();
-      ran = jit->runBuffers(inBuffers, *weights, outBuffers);
+      if (packed)
+        ran = jit->runBuffers(inBuffers, *weights, outBuffers, &pack);
       lastRunMs = millisSince(start);
     }
     if (!ran.ok())
@@ -373,6 +380,9 @@ private:
   /// Replaced, never changed, by load_weights and set_weights: a decoder
   /// keeps the weights it was made with.
   std::shared_ptr<TensorMap> weights = std::make_shared<TensorMap>();
+  /// `weights` as the kernels take them (runMutex), and the set it packs.
+  codegen::WeightPack pack;
+  std::shared_ptr<TensorMap> packed;
   friend class SequenceDecoder;
 };
 

@@ -90,6 +90,7 @@ struct Prepared {
   std::unique_ptr<Session> session;
   std::unique_ptr<codegen::JitModel> jit;
   TensorMap inputs, weights, outputs;
+  codegen::WeightPack pack; ///< The weights, packed once for every run.
   std::map<std::string, int64_t> dims; ///< Bound runtime dims.
   double compileMs = 0;
 };
@@ -235,6 +236,8 @@ std::unique_ptr<Prepared> prepare(const RunOptions &options) {
     loaded = loadInputs(options, *p->jit, dims, p->inputs);
   if (loaded.ok())
     loaded = p->jit->prepare(p->inputs, p->weights, p->outputs);
+  if (loaded.ok())
+    loaded = p->jit->packWeights(p->weights, p->pack);
   if (!loaded.ok()) {
     commandFail(loaded);
     return nullptr;
@@ -273,7 +276,8 @@ static int checkAgainstDefault(const RunOptions &options, const Prepared &p) {
   std::unique_ptr<Prepared> q = prepare(reference);
   if (!q)
     return 1;
-  if (Result ran = q->jit->runPrepared(q->inputs, q->weights, q->outputs);
+  if (Result ran =
+          q->jit->runPrepared(q->inputs, q->weights, q->outputs, &q->pack);
       !ran.ok())
     return commandFail(ran);
   std::string worstName;
@@ -346,7 +350,8 @@ static int runModel(const RunOptions &options) {
   if (!p)
     return 1;
   auto start = Clock::now();
-  if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+  if (Result ran =
+          p->jit->runPrepared(p->inputs, p->weights, p->outputs, &p->pack);
       !ran.ok())
     return commandFail(ran);
   double runMs = millisSince(start);
@@ -392,7 +397,8 @@ static int benchModel(const RunOptions &options) {
   if (!p)
     return 1;
   for (int i = 0; i < options.warmup; ++i)
-    if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+    if (Result ran =
+            p->jit->runPrepared(p->inputs, p->weights, p->outputs, &p->pack);
         !ran.ok())
       return commandFail(ran);
   codegen::resetBufferPoolPeak();
@@ -401,7 +407,8 @@ static int benchModel(const RunOptions &options) {
   while (int(times.size()) < options.iterations ||
          (millisSince(begin) < options.minSeconds * 1000 && times.size() < 1000)) {
     auto start = Clock::now();
-    if (Result ran = p->jit->runPrepared(p->inputs, p->weights, p->outputs);
+    if (Result ran =
+            p->jit->runPrepared(p->inputs, p->weights, p->outputs, &p->pack);
         !ran.ok())
       return commandFail(ran);
     times.push_back(millisSince(start));
