@@ -91,11 +91,10 @@ packWeights(std::ostream &os, const WeightArena &arena,
   os << "  {\n    const halide_buffer_t *const weights[] = " << list(weights)
      << ";\n    static const int64_t offsets[] = " << list(offsets)
      << ", sizes[] = " << list(sizes) << ";\n"
-     << "    " << id << " = attnc_pack_weights(&" << id << "_buf, " << id
-     << "_dims, " << arena.elements << ", " << weights.size()
+     << "    error = attnc_pack_weights(&" << id << ", &" << id << "_buf, "
+     << id << "_dims, " << arena.elements << ", " << weights.size()
      << ", weights, offsets, sizes);\n  }\n"
-     << "  if (!" << id
-     << ") { error = halide_error_code_out_of_memory; goto fail; }\n";
+     << "  if (error != 0) goto fail;\n";
   return {"&" + id + "_buf"};
 }
 
@@ -128,8 +127,12 @@ generateProgramRun(std::ostream &os, const Program &program,
     for (size_t r = 0; r < step.results.size(); ++r)
       if (step.results[r].kind == Slot::Temp)
         rank[step.results[r].index] = step.resultShapes[r].size();
-  os << "  float *arena = NULL; halide_buffer_t arena_buf; "
-        "halide_dimension_t arena_dims[1];\n";
+  bool arenas = false;
+  for (const Step &step : program.steps)
+    arenas |= step.kernel->lowering.arena.used();
+  if (arenas)
+    os << "  float *attnc_arena = NULL; halide_buffer_t attnc_arena_buf; "
+          "halide_dimension_t attnc_arena_dims[1];\n";
   for (size_t t = 0; t < program.temps; ++t) {
     size_t n = std::max<size_t>(rank[t], 1);
     os << "  float *t" << t << " = NULL; int64_t t" << t << "_shape[" << n
@@ -170,8 +173,8 @@ generateProgramRun(std::ostream &os, const Program &program,
     for (const Slot &slot : step.weights)
       weightArgs.push_back(bufferOf(slot));
     const Lowering &lowering = step.kernel->lowering;
-    weightArgs =
-        packWeights(os, lowering.arena, lowering.weights, weightArgs, "arena");
+    weightArgs = packWeights(os, lowering.arena, lowering.weights, weightArgs,
+                             "attnc_arena");
     args.insert(args.end(), weightArgs.begin(), weightArgs.end());
     for (const Slot &slot : step.results)
       args.push_back(bufferOf(slot));
@@ -182,7 +185,7 @@ generateProgramRun(std::ostream &os, const Program &program,
       os << (i ? ", " : "") << args[i];
     os << ");\n";
     if (lowering.arena.used())
-      os << "  free(arena); arena = NULL;\n";
+      os << "  free(attnc_arena); attnc_arena = NULL;\n";
     os << "  if (error != 0) goto fail;\n";
     for (size_t t = 0; t < program.temps; ++t)
       if (program.lastUse[t] == k)
@@ -196,7 +199,9 @@ generateProgramRun(std::ostream &os, const Program &program,
     std::string source = bufferOf(slot) + "->host";
     os << "  memcpy(" << id << "->data, " << source << ", " << bytes << ");\n";
   }
-  os << "  return ATTN_OK;\nfail:\n  free(arena);\n";
+  os << "  return ATTN_OK;\nfail:\n";
+  if (arenas)
+    os << "  free(attnc_arena);\n";
   for (size_t t = 0; t < program.temps; ++t)
     os << "  free(t" << t << ");\n";
 }
@@ -265,6 +270,11 @@ static void generateFailure(std::ostream &os, const std::string &function) {
      << "    if (error == halide_error_code_out_of_memory) {\n"
      << "      code = ATTN_ERROR_OUT_OF_MEMORY;\n"
      << "      what = \"out of memory in the kernel\";\n"
+     << "    } else if (error == halide_error_code_buffer_argument_is_null) "
+        "{\n"
+     << "      code = ATTN_ERROR_ARGUMENT;\n"
+     << "      what = \"a weight's pointer is NULL (fill the weights with "
+        "the _weights_bind function)\";\n"
      << "    } else if (error == halide_error_code_buffer_allocation_too_large "
         "||\n"
      << "               error == halide_error_code_buffer_extents_too_large) "
@@ -305,11 +315,11 @@ static void generateCalls(
     args.insert(args.end(), callArgs[0].begin(), callArgs[0].end());
   const WeightArena &arena = pipeline.weightArena();
   if (arena.used())
-    os << "  float *arena = NULL; halide_buffer_t arena_buf; "
-          "halide_dimension_t arena_dims[1];\n";
+    os << "  float *attnc_arena = NULL; halide_buffer_t attnc_arena_buf; "
+          "halide_dimension_t attnc_arena_dims[1];\n";
   std::vector<std::string> weightArgs =
       packWeights(os, arena, pipeline.weights(),
-                  std::vector<std::string>(weights, outputs), "arena");
+                  std::vector<std::string>(weights, outputs), "attnc_arena");
   args.insert(args.end(), weightArgs.begin(), weightArgs.end());
   args.insert(args.end(), outputs, buffers.end());
   if (!callResults.empty())
@@ -319,7 +329,7 @@ static void generateCalls(
     os << (i ? ", " : "") << args[i];
   os << ");\n";
   if (arena.used())
-    os << "  free(arena);\n";
+    os << "  free(attnc_arena);\n";
   os << "  if (error != 0) goto fail;\n"
      << "  return ATTN_OK;\n"
      << "fail:\n";
@@ -800,25 +810,6 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
      << "  b->dimensions = rank;\n"
      << "  b->dim = dims;\n"
      << "}\n\n"
-     << "/* A kernel's weights packed into one new buffer of `elements` "
-        "floats\n"
-     << "   (its weight arena, described by `b`): weight i, `sizes[i]` "
-        "floats, at\n"
-     << "   offsets[i]. NULL when out of memory; the caller frees it. */\n"
-     << "static inline float *attnc_pack_weights(halide_buffer_t *b, "
-        "halide_dimension_t *dims,\n"
-     << "    int64_t elements, int count, const halide_buffer_t *const "
-        "*weights,\n"
-     << "    const int64_t *offsets, const int64_t *sizes) {\n"
-     << "  float *arena = (float *)malloc((size_t)elements * "
-        "sizeof(float));\n"
-     << "  if (!arena) return NULL;\n"
-     << "  for (int i = 0; i < count; ++i)\n"
-     << "    memcpy(arena + offsets[i], weights[i]->host, (size_t)sizes[i] "
-        "* sizeof(float));\n"
-     << "  attnc_buffer(b, dims, arena, 1, &elements);\n"
-     << "  return arena;\n"
-     << "}\n\n"
      << "/* Binds each runtime dim of `t` (expected[i] < 0) in `bound`, by "
         "name. */\n"
      << "static inline attn_status attnc_bind_dims(const char *what, int32_t "
@@ -844,6 +835,34 @@ std::string generateWrapperHeader(const std::vector<AotVariant> &variants,
      << "    }\n"
      << "  }\n"
      << "  return ATTN_OK;\n"
+     << "}\n#endif\n\n";
+  // Its own guard: a header of an attnc without it may come first.
+  os << "#ifndef ATTNC_PACK_WEIGHTS_HELPER\n"
+     << "#define ATTNC_PACK_WEIGHTS_HELPER\n"
+     << "/* A kernel's weights packed into one new buffer of `elements` "
+        "floats, *arena\n"
+     << "   (its weight arena, described by `b`): weight i, `sizes[i]` "
+        "floats, at\n"
+     << "   offsets[i]. 0, or the Halide error: a weight's pointer is NULL, "
+        "or out of\n"
+     << "   memory. The caller frees *arena. */\n"
+     << "static inline int attnc_pack_weights(float **arena, "
+        "halide_buffer_t *b,\n"
+     << "    halide_dimension_t *dims, int64_t elements, int count,\n"
+     << "    const halide_buffer_t *const *weights, const int64_t *offsets,\n"
+     << "    const int64_t *sizes) {\n"
+     << "  int i;\n"
+     << "  *arena = NULL;\n"
+     << "  for (i = 0; i < count; ++i)\n"
+     << "    if (!weights[i]->host) return "
+        "halide_error_code_buffer_argument_is_null;\n"
+     << "  *arena = (float *)malloc((size_t)elements * sizeof(float));\n"
+     << "  if (!*arena) return halide_error_code_out_of_memory;\n"
+     << "  for (i = 0; i < count; ++i)\n"
+     << "    memcpy(*arena + offsets[i], weights[i]->host, (size_t)sizes[i] "
+        "* sizeof(float));\n"
+     << "  attnc_buffer(b, dims, *arena, 1, &elements);\n"
+     << "  return 0;\n"
      << "}\n#endif\n\n";
 
   // Weights struct and binder.

@@ -44,35 +44,46 @@ struct TensorInfo {
 
 /// Where a kernel's weights lie in the one f32 buffer it reads them from
 /// (Lowering::weightArena): weight i (in the order of the kernel's
-/// weights) at element offsets[i], dense in C order, each offset a multiple
-/// of kAlign; the buffer holds `elements`. Callers pack the
-/// weights into it for each call (packWeightArena; the generated C wrapper
-/// likewise). Empty offsets: the kernel takes one buffer per weight.
+/// weights), of shapes[i] (MLIR order), at element offsets[i], dense in C
+/// order, each offset a multiple of kAlign from the buffer's start; the
+/// buffer holds `elements`. Callers pack the weights into it
+/// (packWeightArena, WeightPack; the generated C wrapper for each call).
+/// Empty offsets: the kernel takes one buffer per weight.
 struct WeightArena {
-  static constexpr int64_t kAlign = 16; ///< 64 bytes: a cache line.
+  static constexpr int64_t kAlign = 16; ///< Floats: 64 bytes.
   std::vector<int64_t> offsets;
+  std::vector<std::vector<int64_t>> shapes;
   int64_t elements = 0;
 
   bool used() const { return !offsets.empty(); }
-  /// Appends a weight of `count` elements; returns its offset.
-  int64_t add(int64_t count);
+  int64_t bytes() const { return elements * int64_t(sizeof(float)); }
+  /// Appends a weight of static `shape`; returns its offset.
+  int64_t add(const std::vector<int64_t> &shape);
 };
 
-/// Packs `weights` (in the kernel's order, any strides) into `into`, grown
-/// to the arena's elements, and returns a buffer viewing it; an undefined
-/// buffer when they do not fit the arena's layout.
-Halide::Buffer<float>
-packWeightArena(const WeightArena &arena,
-                const std::vector<Halide::Buffer<float>> &weights,
-                std::vector<float> &into);
+/// Packs `weights` (in the kernel's order, any strides) into `into`, which
+/// holds arena.elements floats; false, with nothing read, unless each
+/// weight has exactly its shape in the arena.
+bool packWeightArena(const WeightArena &arena,
+                     const std::vector<Halide::Buffer<float>> &weights,
+                     float *into);
 
-/// A model's weights as its kernels take them, packed once
-/// (ModelPipeline::packWeights): per kernel call (the model's kernel, or
-/// each step of a program) its weight buffers, or its arena. A run given
-/// one copies no weights; it holds the weights as they were when packed.
+/// A model's weights as its kernels take them (ModelPipeline::packWeights),
+/// for runs that reuse them: per kernel call (the model's kernel and its
+/// streamed totals kernel, or each step of a program), the buffers its
+/// kernel takes for its weights: its weight arena packed once, or the
+/// weights themselves (a kernel without an arena: GPU, decoding), which
+/// the caller keeps alive and unchanged while the pack is used.
 struct WeightPack {
   std::vector<std::vector<Halide::Buffer<float>>> calls;
   std::vector<std::vector<float>> arenas; ///< The arenas' memory.
+
+  WeightPack() = default;
+  // `calls` view `arenas`: a move keeps their memory, a copy would not.
+  WeightPack(WeightPack &&) = default;
+  WeightPack &operator=(WeightPack &&) = default;
+  WeightPack(const WeightPack &) = delete;
+  WeightPack &operator=(const WeightPack &) = delete;
 };
 
 /// How codegen realises the schedules of the IR (which it applies as they
@@ -235,18 +246,19 @@ public:
   /// exceeds Halide's limits is ATTN_ERROR_OUT_OF_MEMORY; anything else is
   /// ATTN_ERROR_RUNTIME with a message that says it is an internal error.
   /// With `pack` (packWeights of these weights), the kernels read the
-  /// weights from it; without, each call packs its kernel's weight arena
-  /// (about 0.5 ms for FLASH's 6.4 MB) and a streamed run packs once.
+  /// weights from it; without, each kernel call packs its weight arena into
+  /// a block of the buffer pool (0.46 ms for FLASH's 6.4 MB), and a
+  /// streamed run packs once for its sequence.
   runtime::Result run(const std::vector<Halide::Buffer<float>> &inputs,
                       const std::vector<Halide::Buffer<float>> &weights,
                       std::vector<Halide::Buffer<float>> &outputs,
                       const WeightPack *pack = nullptr);
 
-  /// `weights` (as run() takes them) packed for the kernel of a run that
-  /// is not streamed; ATTN_ERROR_SHAPE when they do not fit its arena's
-  /// layout. A program's pack is empty: a pack of every layer would double
-  /// the weights' memory, so each step packs its layer's (a streamed
-  /// program packs every step's once per sequence).
+  /// `weights` (as run() takes them) packed for every kernel call of a run
+  /// (WeightPack); ATTN_ERROR_SHAPE when they do not fit an arena's layout,
+  /// ATTN_ERROR_OUT_OF_MEMORY when its copy cannot be allocated. In a
+  /// program the layers' weights are their kernels' arguments
+  /// (attn-hoist-weights): a pack holds the glue functions' own.
   runtime::Result packWeights(const std::vector<Halide::Buffer<float>> &weights,
                               WeightPack &pack) const;
 

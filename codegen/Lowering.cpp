@@ -71,10 +71,18 @@ void define(Func &func, const std::vector<Var> &vars, const Expr &value) {
   func(reversed) = value;
 }
 
-int64_t WeightArena::add(int64_t count) {
+int64_t WeightArena::add(const std::vector<int64_t> &shape) {
+  // Held below 2^62 (a layout that large is never used: Lowering checks
+  // it against one buffer's limit).
+  constexpr int64_t kHuge = int64_t(1) << 62;
+  int64_t count = 1;
+  for (int64_t size : shape)
+    if (__builtin_mul_overflow(count, size, &count) || count > kHuge)
+      count = kHuge;
   int64_t offset = (elements + kAlign - 1) / kAlign * kAlign;
   offsets.push_back(offset);
-  elements = offset + count;
+  shapes.push_back(shape);
+  elements = std::min(offset + count, kHuge);
   return offset;
 }
 
@@ -688,7 +696,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
   for (auto weight : func.getBody().front().getOps<mlir::attn::WeightOp>()) {
     auto type = mlir::cast<mlir::RankedTensorType>(weight.getType());
     if (named.insert(weight.getName().str()).second)
-      layout.add(type.getNumElements());
+      layout.add(type.getShape().vec());
   }
   arenaWeights = !options.gpu && !options.decode && !autoscheduled() &&
                  layout.elements <= kMaxBufferBytes / 4;
@@ -710,7 +718,7 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
           if (!weightArena.defined())
             weightArena = ImageParam(Float(32), 1, "weights");
           std::vector<Var> vars = makeVars(type.getRank(), "w");
-          Expr at = Expr(int(arena.add(type.getNumElements())));
+          Expr at = Expr(int(arena.add(type.getShape().vec())));
           int64_t stride = 1;
           for (int64_t d = type.getRank() - 1; d >= 0; --d) {
             at += vars[d] * int(stride);

@@ -96,11 +96,12 @@ struct ModelPipeline::Impl {
   /// `weights` packed for each kernel call of a run (ModelPipeline::
   /// packWeights).
   runtime::Result pack(const std::vector<Buffer<float>> &weights,
-                       WeightPack &into, bool packsProgram = false) const;
+                       WeightPack &into) const;
   /// The blocks of one sequence of the streamed model on `weights`, with
   /// key/value caches (if any) of `capacity` rows.
   std::unique_ptr<SequenceBlocks>
-  sequenceBlocks(const std::vector<Buffer<float>> &weights, int64_t capacity);
+  sequenceBlocks(const std::vector<Buffer<float>> &weights, int64_t capacity,
+                 const WeightPack *given = nullptr);
   /// Whether a kernel has cache carries.
   bool caches() const;
   struct ProgramBlocks;
@@ -483,21 +484,21 @@ static runtime::Result kernelFailure(const std::string &message, int code,
                               "it): " + message);
 }
 
-Buffer<float> packWeightArena(const WeightArena &arena,
-                              const std::vector<Buffer<float>> &weights,
-                              std::vector<float> &into) {
+bool packWeightArena(const WeightArena &arena,
+                     const std::vector<Buffer<float>> &weights, float *into) {
   if (weights.size() != arena.offsets.size())
-    return Buffer<float>();
-  if (into.size() < size_t(arena.elements))
-    into.resize(size_t(arena.elements));
+    return false;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const std::vector<int64_t> &shape = arena.shapes[i];
+    bool fits = weights[i].dimensions() == int(shape.size());
+    for (int d = 0; fits && d < weights[i].dimensions(); ++d)
+      fits = weights[i].dim(d).extent() == shape[shape.size() - 1 - d];
+    if (!fits)
+      return false;
+  }
   for (size_t i = 0; i < weights.size(); ++i) {
     const Buffer<float> &weight = weights[i];
-    int64_t slot =
-        (i + 1 < weights.size() ? arena.offsets[i + 1] : arena.elements) -
-        arena.offsets[i];
-    if (int64_t(weight.number_of_elements()) > slot)
-      return Buffer<float>();
-    float *to = into.data() + arena.offsets[i];
+    float *to = into + arena.offsets[i];
     bool dense = true;
     int64_t stride = 1;
     for (int d = 0; d < weight.dimensions(); ++d) {
@@ -517,28 +518,78 @@ Buffer<float> packWeightArena(const WeightArena &arena,
       place.translate(d, weight.dim(d).min());
     place.copy_from(weight);
   }
-  return Buffer<float>(into.data(), int(arena.elements));
+  return true;
 }
 
-/// The buffers `lowering`'s kernel takes for `weights` (its order): its
-/// weight arena, packed into `arena`, or the weights themselves; an error
-/// naming `what` when they do not fit the arena.
+/// A weight arena for one call, from the buffer pool (which counts it in
+/// the run's peak and keeps its pages for the next call).
+struct PooledArena {
+  float *data = nullptr;
+  PooledArena() = default;
+  PooledArena(const PooledArena &) = delete;
+  PooledArena &operator=(const PooledArena &) = delete;
+  ~PooledArena() { BufferPool::instance().give(data); }
+};
+
+static runtime::Result arenaMisfit(const std::string &what) {
+  return runtime::Result::error(
+      ATTN_ERROR_SHAPE, what + ": its weights do not fit its weight arena "
+                               "(their count or shapes differ from the "
+                               "model's)");
+}
+
+static runtime::Result arenaOutOfMemory(const std::string &what,
+                                        const WeightArena &arena) {
+  return runtime::Result::error(ATTN_ERROR_OUT_OF_MEMORY,
+                                "out of memory: " + what +
+                                    " could not allocate its weights' "
+                                    "packed copy, " +
+                                    formatBytes(arena.bytes()));
+}
+
+/// The buffers `lowering`'s kernel takes for `weights` (its order) in one
+/// call: its weight arena, packed into `memory`, or the weights themselves;
+/// an error naming `what` when they do not fit the arena or memory fails.
 static runtime::Result kernelWeights(const Lowering &lowering,
                                      const std::vector<Buffer<float>> &weights,
-                                     std::vector<float> &arena,
+                                     PooledArena &memory,
                                      std::vector<Buffer<float>> &taken,
                                      const std::string &what) {
-  if (!lowering.arena.used()) {
+  const WeightArena &arena = lowering.arena;
+  if (!arena.used()) {
     taken = weights;
     return runtime::Result::success();
   }
-  taken = {packWeightArena(lowering.arena, weights, arena)};
-  if (taken[0].defined())
+  memory.data =
+      static_cast<float *>(BufferPool::instance().take(size_t(arena.bytes())));
+  if (!memory.data)
+    return arenaOutOfMemory(what, arena);
+  if (!packWeightArena(arena, weights, memory.data))
+    return arenaMisfit(what);
+  taken = {Buffer<float>(memory.data, int(arena.elements))};
+  return runtime::Result::success();
+}
+
+/// Packs `weights` for `lowering`'s kernel into a new call of `into`.
+static runtime::Result packCall(const Lowering &lowering,
+                                const std::vector<Buffer<float>> &weights,
+                                WeightPack &into, const std::string &what) {
+  const WeightArena &arena = lowering.arena;
+  into.calls.emplace_back();
+  if (!arena.used()) {
+    into.calls.back() = weights;
     return runtime::Result::success();
-  return runtime::Result::error(
-      ATTN_ERROR_SHAPE, what + ": its weights do not fit its weight arena "
-                               "(their count or sizes differ from the "
-                               "model's)");
+  }
+  try {
+    into.arenas.emplace_back(size_t(arena.elements));
+  } catch (const std::bad_alloc &) {
+    return arenaOutOfMemory(what, arena);
+  }
+  float *data = into.arenas.back().data();
+  if (!packWeightArena(arena, weights, data))
+    return arenaMisfit(what);
+  into.calls.back() = {Buffer<float>(data, int(arena.elements))};
+  return runtime::Result::success();
 }
 
 /// Runs one compiled kernel (its shared object, or Halide's JIT through
@@ -615,29 +666,39 @@ runtime::Result checkTokenIds(const TensorInfo &info,
                      : runtime::Result::error(ATTN_ERROR_ARGUMENT, bad);
 }
 
+/// Whether two kernels read their weights from arenas of one layout.
+static bool sameLayout(const WeightArena &a, const WeightArena &b) {
+  return a.offsets == b.offsets && a.shapes == b.shapes &&
+         a.elements == b.elements;
+}
+
 runtime::Result
 ModelPipeline::Impl::pack(const std::vector<Buffer<float>> &weights,
-                          WeightPack &into, bool packsProgram) const {
+                          WeightPack &into) const {
   into = WeightPack();
-  auto add = [&](const Lowering &kernel,
-                 const std::vector<Buffer<float>> &given,
-                 const std::string &what) {
-    into.arenas.emplace_back();
-    into.calls.emplace_back();
-    return kernelWeights(kernel, given, into.arenas.back(), into.calls.back(),
-                         what);
-  };
-  if (!program)
-    return add(lowering, weights, "the kernel of model '" + name + "'");
-  if (!packsProgram)
-    return runtime::Result::success(); // each step packs its layer's
+  if (!program) {
+    std::string what = "the kernel of model '" + name + "'";
+    runtime::Result packed = packCall(lowering, weights, into, what);
+    if (!packed.ok() || !totals)
+      return packed;
+    // A streamed sum's totals kernel lowers the same function: its arena
+    // is the kernel's, read from the same copy.
+    const Lowering &sum = totals->impl->lowering;
+    if (sameLayout(sum.arena, lowering.arena)) {
+      into.calls.push_back(into.calls.front());
+      return packed;
+    }
+    return packCall(sum, weights, into, "the totals " + what);
+  }
+  // A layer's weights are its kernel's arguments (attn-hoist-weights):
+  // what the steps pack is the glue's own.
   for (const Step &step : program->steps) {
     std::vector<Buffer<float>> given;
     for (const Slot &slot : step.weights)
       given.push_back(weights.at(slot.index)); // Slot::Weight
     runtime::Result packed =
-        add(step.kernel->lowering, given,
-            "the kernel of '" + step.label + "' in model '" + name + "'");
+        packCall(step.kernel->lowering, given, into,
+                 "the kernel of '" + step.label + "' in model '" + name + "'");
     if (!packed.ok())
       return packed;
   }
@@ -655,7 +716,7 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
                                    std::vector<Buffer<float>> &outputs,
                                    const WeightPack *pack) {
   if (pack && pack->calls.empty())
-    pack = nullptr; // a program's (packWeights)
+    pack = nullptr; // default-constructed: nothing packed
   // Token ids first: an id outside its table is the caller's error, found
   // before any kernel runs (the kernels clamp it all the same).
   const std::vector<TensorInfo> &infos = this->inputs();
@@ -670,14 +731,13 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
     int64_t length = inputs.front().dim(streamRowDim(first)).extent();
     int64_t rows = impl->caches() ? std::max(length, impl->options.streamRows)
                                   : impl->options.streamRows;
-    return runStreamed(this->inputs(), this->outputs(), rows, inputs,
-                       outputs, *impl->sequenceBlocks(weights, length));
+    return runStreamed(this->inputs(), this->outputs(), rows, inputs, outputs,
+                       *impl->sequenceBlocks(weights, length, pack));
   }
   if (impl->program)
     return impl->runProgram(inputs, weights, outputs, nullptr, 0, pack);
   std::string what = "the kernel of model '" + impl->name + "'";
-  // The weight arena's copy: kept per thread, its pages reused.
-  thread_local std::vector<float> arena;
+  PooledArena arena; // this call's packed weights, without a pack
   std::vector<Buffer<float>> taken;
   runtime::Result result =
       pack ? runtime::Result::success()
@@ -686,7 +746,7 @@ runtime::Result ModelPipeline::run(const std::vector<Buffer<float>> &inputs,
     return result;
   std::vector<Buffer<void>> views(outputs.begin(), outputs.end());
   result = runKernel(impl->pipeline, impl->lowering, impl->native.get(), inputs,
-                     pack ? pack->calls.at(0) : taken, views, what);
+                     pack ? pack->calls.front() : taken, views, what);
   if (result.ok())
     for (Buffer<void> &view : views)
       view.copy_to_host(); // results of GPU kernels back to the caller
@@ -737,13 +797,14 @@ bool ModelPipeline::Impl::caches() const {
 /// with its own carries (a layer kernel called N times carries N states).
 struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
   ProgramBlocks(Impl &impl, std::vector<Buffer<float>> weights,
-                int64_t capacity)
-      : impl(impl), weights(std::move(weights)) {
+                int64_t capacity, const WeightPack *given)
+      : impl(impl), weights(std::move(weights)), pack(given) {
     for (const Step &step : impl.program->steps)
       states.emplace_back(step.kernel->lowering, capacity);
     // Each step's weights packed once for every block (a failure is
-    // reported by the first block, which then packs them itself).
-    packed = impl.pack(this->weights, mainPack, true).ok();
+    // reported by the first block, whose steps then pack their own).
+    if (!pack && impl.pack(this->weights, ownPack).ok())
+      pack = &ownPack;
   }
   runtime::Result run(const std::vector<Buffer<float>> &inputs,
                       const std::vector<Buffer<float>> &outputs, int rows,
@@ -752,9 +813,8 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
     if (step && !impl.step)
       return noStepKernel();
     Impl &kernels = step ? *impl.step->impl : impl;
-    const WeightPack *pack = !step && packed ? &mainPack : nullptr;
-    runtime::Result ran =
-        kernels.runProgram(inputs, weights, out, &states, rows, pack);
+    runtime::Result ran = kernels.runProgram(inputs, weights, out, &states,
+                                             rows, step ? nullptr : pack);
     // Every step's carries advance together, or none (a failed step).
     if (ran.ok())
       for (StreamState &state : states)
@@ -775,36 +835,51 @@ struct ModelPipeline::Impl::ProgramBlocks : SequenceBlocks {
   Impl &impl;
   std::vector<Buffer<float>> weights;
   std::vector<StreamState> states;
-  WeightPack mainPack; ///< The weights of impl's steps (not the step kernels').
-  bool packed = false;
+  /// The weights of impl's steps (not the step kernels'): the caller's, or
+  /// ownPack.
+  const WeightPack *pack;
+  WeightPack ownPack;
 };
 
 std::unique_ptr<SequenceBlocks>
 ModelPipeline::Impl::sequenceBlocks(const std::vector<Buffer<float>> &weights,
-                                    int64_t capacity) {
+                                    int64_t capacity, const WeightPack *given) {
   if (program)
-    return std::make_unique<ProgramBlocks>(*this, weights, capacity);
-  auto runnerOf = [&weights](Impl &kernel, const std::string &what) {
-    // Packed once for every block of the sequence.
-    auto pack = std::make_shared<WeightPack>();
-    runtime::Result packed = kernel.pack(weights, *pack);
-    return [&kernel, pack, packed, what](const std::vector<Buffer<float>> &args,
-                                         std::vector<Buffer<void>> &results) {
+    return std::make_unique<ProgramBlocks>(*this, weights, capacity, given);
+  // The weights packed once for every block of the sequence (pack(): the
+  // kernel's, then the totals kernel's), or the caller's pack.
+  auto owned = std::make_shared<WeightPack>();
+  runtime::Result packed =
+      given ? runtime::Result::success() : pack(weights, *owned);
+  const WeightPack *use = given ? given : owned.get();
+  auto runnerOf = [&](Impl &kernel, size_t call, const std::string &what) {
+    // A decoding step kernel has no arena: the weights as they are.
+    std::vector<Buffer<float>> own = weights;
+    return [&kernel, owned, use, call, packed, own,
+            what](const std::vector<Buffer<float>> &args,
+                  std::vector<Buffer<void>> &results) -> runtime::Result {
       if (!packed.ok())
         return packed;
+      const std::vector<Buffer<float>> &taken =
+          call < use->calls.size() ? use->calls[call] : own;
+      if (kernel.lowering.arena.used() && call >= use->calls.size())
+        return runtime::Result::error(
+            ATTN_ERROR_RUNTIME, "internal error: " + what +
+                                    " has a weight arena that nothing packed "
+                                    "(a bug in attnc; please report it)");
       return runKernel(kernel.pipeline, kernel.lowering, kernel.native.get(),
-                       args, pack->calls.at(0), results, what);
+                       args, taken, results, what);
     };
   };
   std::string what = "the kernel of model '" + name + "'";
   BlockRunner stepRunner, totalsRunner;
   if (step)
-    stepRunner = runnerOf(*step->impl, "the step kernel of model '" + name +
-                                           "'");
+    stepRunner = runnerOf(*step->impl, size_t(-1),
+                          "the step kernel of model '" + name + "'");
   if (totals)
-    totalsRunner = runnerOf(*totals->impl,
-                            "the totals kernel of model '" + name + "'");
-  return streamBlocks(lowering, runnerOf(*this, what), stepRunner,
+    totalsRunner =
+        runnerOf(*totals->impl, 1, "the totals kernel of model '" + name + "'");
+  return streamBlocks(lowering, runnerOf(*this, 0, what), stepRunner,
                       totalsRunner, capacity);
 }
 
@@ -851,8 +926,8 @@ ModelPipeline::Impl::runProgram(const std::vector<Buffer<float>> &inputs,
       stepWeights.push_back(buffer(slot));
     std::string what =
         "the kernel of '" + step.label + "' in model '" + name + "'";
-    // Its weight arena's copy, unless packed already: kept per thread.
-    thread_local std::vector<float> arena;
+    // Its weight arena's copy for this step, unless packed already.
+    PooledArena arena;
     if (pack)
       stepWeights = pack->calls.at(k);
     else if (runtime::Result packed = kernelWeights(
@@ -971,11 +1046,11 @@ runtime::Result ModelPipeline::checkResources(
   if (impl->program)
     return withStreamHint(impl->checkProgram(seen, seenOut, ioBytes));
   const Lowering &lowering = impl->lowering;
-  // The weights' arena is a copy of them, packed for each call.
-  fits = checkStoredBuffers(
-      lowering.stored, lowering.inputParams, seen,
-      saturatingAdd(ioBytes, lowering.arena.elements * int64_t(sizeof(float))),
-      impl->maxBufferBytes);
+  // The weights' arena is a copy of them (a streamed sum's totals kernel
+  // reads the same one).
+  fits =
+      checkStoredBuffers(lowering.stored, lowering.inputParams, seen, ioBytes,
+                         lowering.arena.bytes(), impl->maxBufferBytes);
   return withStreamHint(fits);
 }
 
@@ -990,6 +1065,10 @@ runtime::Result ModelPipeline::Impl::checkProgram(
     return slot.in(inputShapes, weightShapes, outputShapes, tempShapes);
   };
   int64_t liveBytes = 0; // the temporaries alive during a step
+  // The steps' weight arenas, all held by a pack (WeightPack).
+  int64_t copyBytes = 0;
+  for (const Step &step : program->steps)
+    copyBytes = saturatingAdd(copyBytes, step.kernel->lowering.arena.bytes());
   std::vector<bool> handedOn(program->temps); // memory a result took over
   for (size_t k = 0; k < program->steps.size(); ++k) {
     const Step &step = program->steps[k];
@@ -1012,10 +1091,9 @@ runtime::Result ModelPipeline::Impl::checkProgram(
         liveBytes = saturatingAdd(liveBytes, f32Bytes(shape));
     }
     const Lowering &lowering = step.kernel->lowering;
-    int64_t arenaBytes = lowering.arena.elements * int64_t(sizeof(float));
     runtime::Result fits = checkStoredBuffers(
         lowering.stored, lowering.inputParams, argShapes,
-        saturatingAdd(ioBytes, liveBytes + arenaBytes), maxBufferBytes);
+        saturatingAdd(ioBytes, liveBytes), copyBytes, maxBufferBytes);
     if (!fits.ok())
       return fits;
     for (size_t t = 0; t < program->temps; ++t)

@@ -138,7 +138,7 @@ runtime::Result
 checkStoredBuffers(const std::vector<StoredBuffer> &stored,
                    const std::vector<Halide::ImageParam> &inputParams,
                    const std::vector<std::vector<int64_t>> &inputShapes,
-                   int64_t ioBytes, int64_t maxBytes) {
+                   int64_t ioBytes, int64_t copyBytes, int64_t maxBytes) {
   std::map<std::string, Halide::Expr> bound;
   for (size_t i = 0; i < inputParams.size() && i < inputShapes.size(); ++i) {
     const std::vector<int64_t> &shape = inputShapes[i];
@@ -177,13 +177,16 @@ checkStoredBuffers(const std::vector<StoredBuffer> &stored,
   // Lowering::addStoredStage); its smaller stages (operand panels, tables)
   // come on top: measured within 10% (FLASH, GAU, MHSA against the buffer
   // pool's peak; docs/performance.md).
-  return checkFitsMemory("the run needs about",
-                         saturatingAdd(ioBytes, saturatingAdd(peak, peak / 10)),
-                         " (inputs, weights and outputs: " +
-                             formatBytes(ioBytes) +
-                             "; the op results stored at once: " +
-                             formatBytes(peak) +
-                             ", and 10% for the stages beside them)");
+  std::string copy = copyBytes > 0 ? "; the weights packed for the kernel: " +
+                                         formatBytes(copyBytes)
+                                   : "";
+  int64_t fixed = saturatingAdd(ioBytes, copyBytes);
+  return checkFitsMemory(
+      "the run needs about",
+      saturatingAdd(fixed, saturatingAdd(peak, peak / 10)),
+      " (inputs, weights and outputs: " + formatBytes(ioBytes) + copy +
+          "; the op results stored at once: " + formatBytes(peak) +
+          ", and 10% for the stages beside them)");
 }
 
 } // namespace attnc::codegen

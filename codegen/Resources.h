@@ -75,8 +75,8 @@ struct StoredBuffer;
 /// Checks the buffers a run allocates, before any is allocated: each stored
 /// buffer (its extents evaluated with the inputs' extents `inputShapes`,
 /// MLIR order, bound to `inputParams`) within the one-buffer limit
-/// `maxBytes`, and `ioBytes` (inputs, weights, with the copy a weight
-/// arena packs, and outputs) plus the stored
+/// `maxBytes`, and `ioBytes` (inputs, weights and outputs) plus
+/// `copyBytes` (the weights packed for weight arenas) plus the stored
 /// buffers alive at once (StoredBuffer::first .. last), and 10% of those
 /// for the stages beside them, within the machine's physical memory (other
 /// processes' use is not counted). ATTN_ERROR_OUT_OF_MEMORY with a message
@@ -85,7 +85,8 @@ runtime::Result
 checkStoredBuffers(const std::vector<StoredBuffer> &stored,
                    const std::vector<Halide::ImageParam> &inputParams,
                    const std::vector<std::vector<int64_t>> &inputShapes,
-                   int64_t ioBytes, int64_t maxBytes = kMaxBufferBytes);
+                   int64_t ioBytes, int64_t copyBytes,
+                   int64_t maxBytes = kMaxBufferBytes);
 
 } // namespace attnc::codegen
 

@@ -228,7 +228,15 @@ public:
                                            *loaded);
         !read.ok())
       raise(read);
-    weights = std::move(loaded);
+    replaceWeights(std::move(loaded));
+  }
+
+  /// The weights for later runs; the pack of the old ones goes.
+  void replaceWeights(std::shared_ptr<TensorMap> given) {
+    weights = std::move(given);
+    std::lock_guard<std::mutex> lock(runMutex);
+    pack = codegen::WeightPack();
+    packed = nullptr;
   }
 
   /// Weights from arrays (copied: the model keeps its own).
@@ -257,7 +265,7 @@ public:
         message += (i ? ", " : "") + unknown[i];
       throw InputError(message);
     }
-    weights = std::make_shared<TensorMap>(std::move(given));
+    replaceWeights(std::make_shared<TensorMap>(std::move(given)));
   }
 
   void checkWeights() const {
@@ -329,6 +337,7 @@ public:
         throw InputError("unknown output '" + name + "'");
     }
     Result ran;
+    std::shared_ptr<TensorMap> current = weights; // as set_weights left them
     {
       py::gil_scoped_release unlocked;
       std::lock_guard<std::mutex> lock(runMutex);
@@ -336,13 +345,13 @@ public:
         setRuntimeThreads(threads);
       // The weights packed once for their kernels (they are replaced,
       // never changed: `packed` holds the set the pack was made from).
-      if (packed != weights) {
-        ran = jit->packWeights(*weights, pack);
-        packed = ran.ok() ? weights : nullptr;
+      if (packed != current) {
+        ran = jit->packWeights(*current, pack);
+        packed = ran.ok() ? current : nullptr;
       }
       auto start = SteadyClock::now();
       if (packed)
-        ran = jit->runBuffers(inBuffers, *weights, outBuffers, &pack);
+        ran = jit->runBuffers(inBuffers, *current, outBuffers, &pack);
       lastRunMs = millisSince(start);
     }
     if (!ran.ok())
@@ -434,6 +443,7 @@ public:
       result[info.name.c_str()] = array;
     }
     Result ran;
+    std::shared_ptr<TensorMap> current = weights; // as set_weights left them
     {
       py::gil_scoped_release unlocked;
       std::lock_guard<std::mutex> lock(runMutex);

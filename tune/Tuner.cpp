@@ -311,7 +311,11 @@ static Timing summarize(std::vector<double> times);
 
 bool Tuner::measure(codegen::JitModel &jit, const TensorMap &runInputs,
                     TensorMap &outputs, Timing &timing, std::string &error) {
+  // The weights packed once, as attnc bench runs them: a run copies none.
+  codegen::WeightPack pack;
   runtime::Result prepared = jit.prepare(runInputs, weights, outputs);
+  if (prepared.ok())
+    prepared = jit.packWeights(weights, pack);
   if (!prepared.ok()) {
     error = prepared.message;
     return false;
@@ -320,7 +324,7 @@ bool Tuner::measure(codegen::JitModel &jit, const TensorMap &runInputs,
   auto begin = SteadyClock::now();
   for (int i = -2; i < 1000; ++i) {
     auto t0 = SteadyClock::now();
-    runtime::Result ran = jit.runPrepared(runInputs, weights, outputs);
+    runtime::Result ran = jit.runPrepared(runInputs, weights, outputs, &pack);
     if (!ran.ok()) {
       error = ran.message;
       return false;
@@ -351,9 +355,13 @@ bool Tuner::measurePair(codegen::JitModel &base, codegen::JitModel &candidate,
                         TensorMap &outputs, Timing &baseTiming,
                         Timing &candidateTiming, std::string &error) {
   TensorMap baseOutputs;
-  for (auto [jit, out] : {std::pair{&base, &baseOutputs},
-                          std::pair{&candidate, &outputs}}) {
+  codegen::WeightPack basePack, candidatePack;
+  for (auto [jit, out, pack] :
+       {std::tuple{&base, &baseOutputs, &basePack},
+        std::tuple{&candidate, &outputs, &candidatePack}}) {
     runtime::Result prepared = jit->prepare(inputs, weights, *out);
+    if (prepared.ok())
+      prepared = jit->packWeights(weights, *pack);
     if (!prepared.ok()) {
       error = prepared.message;
       return false;
@@ -362,11 +370,11 @@ bool Tuner::measurePair(codegen::JitModel &base, codegen::JitModel &candidate,
   std::vector<double> baseTimes, candidateTimes;
   auto begin = SteadyClock::now();
   for (int round = -1; round < 1000; ++round) {
-    for (auto [jit, out, times] :
-         {std::tuple{&base, &baseOutputs, &baseTimes},
-          std::tuple{&candidate, &outputs, &candidateTimes}}) {
+    for (auto [jit, out, times, pack] :
+         {std::tuple{&base, &baseOutputs, &baseTimes, &basePack},
+          std::tuple{&candidate, &outputs, &candidateTimes, &candidatePack}}) {
       auto t0 = SteadyClock::now();
-      runtime::Result ran = jit->runPrepared(inputs, weights, *out);
+      runtime::Result ran = jit->runPrepared(inputs, weights, *out, pack);
       if (!ran.ok()) {
         error = ran.message;
         return false;

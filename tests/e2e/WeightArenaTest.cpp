@@ -13,7 +13,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace attnc {
 namespace {
@@ -63,6 +66,51 @@ TEST(WeightArenaTest, PackedRunsMatchRunsThatPackEachCall) {
   }
 }
 
+// A program (flash_lm: its glue's final norm has an arena, its layers'
+// weights are arguments) and a streamed sum over the sequence (non-causal
+// FLASH in two sweeps, whose totals kernel reads the kernel's arena): a run
+// given a pack, one that packs per call or per sequence, and the same model
+// unstreamed compute the same.
+TEST(WeightArenaTest, ProgramsAndStreamedRunsMatchWithAndWithoutAPack) {
+  for (auto [file, rows] :
+       {std::pair{"flash_lm.attn", 0}, std::pair{"flash_bidir.attn", 256}}) {
+    SCOPED_TRACE(file);
+    std::ifstream in(std::string(ATTNC_EXAMPLES_DIR) + "/" + file);
+    std::stringstream source;
+    source << in.rdbuf();
+    driver::SessionOptions options;
+    options.streamRows = rows;
+    auto model = e2e::compileAttn(source.str(), options);
+    ASSERT_TRUE(model->jit) << model->diagnostics;
+    codegen::JitModel &jit = *model->jit;
+    TensorMap weights = codegen::randomWeights(jit.pipeline().weights(), 5);
+    TensorMap inputs = e2e::randomInputs(jit, {{"n", 512}, {"b", 1}}, 9);
+    TensorMap each, packed;
+    ASSERT_TRUE(jit.run(inputs, weights, each).ok());
+    codegen::WeightPack pack;
+    ASSERT_TRUE(jit.packWeights(weights, pack).ok());
+    EXPECT_FALSE(pack.arenas.empty());
+    ASSERT_TRUE(jit.prepare(inputs, weights, packed).ok());
+    runtime::Result ran = jit.runPrepared(inputs, weights, packed, &pack);
+    ASSERT_TRUE(ran.ok()) << ran.message;
+    EXPECT_EQ(packed.at("y").data, each.at("y").data);
+    if (rows == 0)
+      continue;
+    auto whole = e2e::compileAttn(source.str(), driver::SessionOptions());
+    ASSERT_TRUE(whole->jit) << whole->diagnostics;
+    TensorMap unstreamed = e2e::runJit(*whole, inputs, weights);
+    const std::vector<float> &a = unstreamed.at("y").data,
+                             &b = each.at("y").data;
+    ASSERT_EQ(a.size(), b.size());
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      diff = std::max(diff, double(std::abs(a[i] - b[i])));
+      scale = std::max(scale, double(std::abs(a[i])));
+    }
+    EXPECT_LE(diff, 1e-4 * scale);
+  }
+}
+
 TEST(WeightArenaTest, RunsWithoutAPackSeeWeightsChangedInPlace) {
   auto model = compileFlash();
   ASSERT_TRUE(model->jit) << model->diagnostics;
@@ -84,19 +132,18 @@ TEST(WeightArenaTest, RunsWithoutAPackSeeWeightsChangedInPlace) {
 
 TEST(WeightArenaTest, WeightsOfAnyStridesArePackedDense) {
   WeightArena arena;
-  arena.add(6); // a [2, 3] weight
-  arena.add(5); // a [5] weight, at 16
+  arena.add({2, 3});
+  arena.add({5}); // at 16
   ASSERT_EQ(arena.offsets[1], WeightArena::kAlign);
+  ASSERT_EQ(arena.elements, WeightArena::kAlign + 5);
   // [2, 3] (C order: 0 1 2 / 3 4 5) stored column by column.
   float columns[6] = {0, 3, 1, 4, 2, 5};
   halide_dimension_t dims[2] = {{0, 3, 2, 0}, {0, 2, 1, 0}};
   Halide::Buffer<float> strided(columns, 2, dims);
   float line[5] = {10, 11, 12, 13, 14};
-  std::vector<float> into;
-  Halide::Buffer<float> packed = codegen::packWeightArena(
-      arena, {strided, Halide::Buffer<float>(line, 5)}, into);
-  ASSERT_TRUE(packed.defined());
-  ASSERT_EQ(packed.dim(0).extent(), arena.elements);
+  std::vector<float> into(size_t(arena.elements), -1.0f);
+  ASSERT_TRUE(codegen::packWeightArena(
+      arena, {strided, Halide::Buffer<float>(line, 5)}, into.data()));
   for (int i = 0; i < 6; ++i)
     EXPECT_EQ(into[size_t(i)], float(i)) << i;
   for (int i = 0; i < 5; ++i)
@@ -105,15 +152,21 @@ TEST(WeightArenaTest, WeightsOfAnyStridesArePackedDense) {
 
 TEST(WeightArenaTest, WeightsThatDoNotFitTheLayoutAreAnError) {
   WeightArena arena;
-  arena.add(4);
-  arena.add(4);
-  std::vector<float> into;
+  arena.add({4});
+  arena.add({2, 2});
+  std::vector<float> into(size_t(arena.elements), -1.0f);
   float data[40] = {};
-  Halide::Buffer<float> four(data, 4), forty(data, 40);
-  // Too large for its place, or one weight too few.
-  EXPECT_FALSE(codegen::packWeightArena(arena, {forty, four}, into).defined());
-  EXPECT_FALSE(codegen::packWeightArena(arena, {four}, into).defined());
-  EXPECT_TRUE(codegen::packWeightArena(arena, {four, four}, into).defined());
+  Halide::Buffer<float> four(data, 4), five(data, 5), three(data, 3),
+      square(data, 2, 2), line(data, 4);
+  // Larger or smaller than its place (the padding after it included), one
+  // weight too few, or the right count in another shape: nothing is read.
+  EXPECT_FALSE(codegen::packWeightArena(arena, {five, square}, into.data()));
+  EXPECT_FALSE(codegen::packWeightArena(arena, {three, square}, into.data()));
+  EXPECT_FALSE(codegen::packWeightArena(arena, {four}, into.data()));
+  EXPECT_FALSE(codegen::packWeightArena(arena, {four, line}, into.data()));
+  for (float value : into)
+    EXPECT_EQ(value, -1.0f);
+  EXPECT_TRUE(codegen::packWeightArena(arena, {four, square}, into.data()));
 
   auto model = compileFlash();
   ASSERT_TRUE(model->jit) << model->diagnostics;
