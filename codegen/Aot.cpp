@@ -122,11 +122,15 @@ generateProgramRun(std::ostream &os, const Program &program,
   auto bufferOf = [&](const Slot &slot) -> const std::string & {
     return slot.in(inputBuffers, weightBuffers, outputBuffers, tempBuffers);
   };
+  // The temporaries a step writes (one that became an output is not).
   std::vector<size_t> rank(program.temps, 0);
+  std::vector<bool> written(program.temps, false);
   for (const Step &step : program.steps)
     for (size_t r = 0; r < step.results.size(); ++r)
-      if (step.results[r].kind == Slot::Temp)
+      if (step.results[r].kind == Slot::Temp) {
         rank[step.results[r].index] = step.resultShapes[r].size();
+        written[step.results[r].index] = true;
+      }
   bool arenas = false;
   for (const Step &step : program.steps)
     arenas |= step.kernel->lowering.arena.used();
@@ -134,6 +138,8 @@ generateProgramRun(std::ostream &os, const Program &program,
     os << "  float *attnc_arena = NULL; halide_buffer_t attnc_arena_buf; "
           "halide_dimension_t attnc_arena_dims[1];\n";
   for (size_t t = 0; t < program.temps; ++t) {
+    if (!written[t])
+      continue;
     size_t n = std::max<size_t>(rank[t], 1);
     os << "  float *t" << t << " = NULL; int64_t t" << t << "_shape[" << n
        << "]; halide_buffer_t t" << t << "_buf; halide_dimension_t t" << t
@@ -188,7 +194,7 @@ generateProgramRun(std::ostream &os, const Program &program,
       os << "  free(attnc_arena); attnc_arena = NULL;\n";
     os << "  if (error != 0) goto fail;\n";
     for (size_t t = 0; t < program.temps; ++t)
-      if (program.lastUse[t] == k)
+      if (written[t] && program.lastUse[t] == k)
         os << "  free(t" << t << "); t" << t << " = NULL;\n";
   }
   for (const auto &[index, slot] : program.outputCopies) {
@@ -203,7 +209,8 @@ generateProgramRun(std::ostream &os, const Program &program,
   if (arenas)
     os << "  free(attnc_arena);\n";
   for (size_t t = 0; t < program.temps; ++t)
-    os << "  free(t" << t << ");\n";
+    if (written[t])
+      os << "  free(t" << t << ");\n";
 }
 
 /// The suffix of variant `i`'s kernel functions ("" when there is one).
