@@ -698,8 +698,15 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     if (named.insert(weight.getName().str()).second)
       layout.add(type.getShape().vec());
   }
-  arenaWeights = !options.gpu && !options.decode && !autoscheduled() &&
-                 layout.elements <= kMaxBufferBytes / 4;
+  // On a CPU, where they fit one buffer, except for decoding (whose
+  // kernels run a step per token and would pack the weights as often) and
+  // Halide's autoschedulers (which are given each weight's shape).
+  if (!options.gpu && !options.decode && !autoscheduled() &&
+      layout.elements <= kMaxBufferBytes / 4 && layout.used()) {
+    arena = std::move(layout);
+    weightArena = ImageParam(Float(32), 1, "weights");
+    weightArena.dim(0).set_bounds(0, int(arena.elements));
+  }
 
   std::map<std::string, HTensor> weightByName;
   for (mlir::Operation &op : func.getBody().front()) {
@@ -713,12 +720,11 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
       auto it = weightByName.find(name);
       if (it == weightByName.end()) {
         HTensor tensor;
-        if (usesWeightArena()) {
-          // A view of the arena: weight(i, j) = arena[offset + i*cols + j].
-          if (!weightArena.defined())
-            weightArena = ImageParam(Float(32), 1, "weights");
+        if (arena.used()) {
+          // A view of the arena: weight(i, j) = arena[offset + i*cols + j],
+          // its offset the layout's above (weights in the same order).
           std::vector<Var> vars = makeVars(type.getRank(), "w");
-          Expr at = Expr(int(arena.add(type.getShape().vec())));
+          Expr at = Expr(int(arena.offsets.at(weights.size())));
           int64_t stride = 1;
           for (int64_t d = type.getRank() - 1; d >= 0; --d) {
             at += vars[d] * int(stride);
@@ -806,8 +812,6 @@ mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
     if (mlir::failed(lowerOp(&op)))
       return mlir::failure();
   }
-  if (weightArena.defined())
-    weightArena.dim(0).set_bounds(0, int(arena.elements));
   collectStoredBuffers(func);
   return mlir::success();
 }

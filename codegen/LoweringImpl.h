@@ -110,12 +110,12 @@ public:
   mlir::LogicalResult lowerFunction(mlir::func::FuncOp func);
 
   std::vector<Halide::ImageParam> inputParams, weightParams;
-  /// The kernel's weights in one buffer, when it has any and usesWeightArena:
-  /// each weight is read from `weightArena` at its offset (WeightArena), and
-  /// weightParams is empty. Halide checks each buffer argument (not null,
-  /// its type, dims and extents), and its simplifier then carries every
-  /// such fact over the whole statement in each of its passes: one buffer
-  /// instead of FLASH's nine takes a fifth off a layer's lowering.
+  /// The kernel's weights in one buffer, decided when lowerFunction starts
+  /// (arena.used()): each weight is read from `weightArena` at its offset
+  /// (WeightArena), and weightParams is empty. Halide checks each buffer
+  /// argument (not null, its type, dims and extents), and its simplifier then
+  /// carries every such fact over the whole statement in each of its passes:
+  /// one buffer instead of FLASH's nine takes a fifth off a layer's lowering.
   Halide::ImageParam weightArena;
   WeightArena arena;
   /// The pipeline's arguments in call order: inputs (with a streamed
@@ -373,13 +373,6 @@ public:
   /// (compute levels, loops, memoization) is then skipped, as those
   /// autoschedulers ask of the pipelines they are given.
   bool autoscheduled() const { return !options.autoscheduler.empty(); }
-  bool arenaWeights = false;
-  /// Whether the kernel's weights are one buffer (weightArena), decided
-  /// when lowerFunction starts: on a CPU, where they fit one buffer
-  /// (kMaxBufferBytes), except for decoding (whose kernels run a step per
-  /// token and would pack the weights as often) and Halide's
-  /// autoschedulers (which are given each weight's shape).
-  bool usesWeightArena() const { return arenaWeights; }
 
 private:
   mlir::LogicalResult lowerOp(mlir::Operation *op);

@@ -547,49 +547,56 @@ static runtime::Result arenaOutOfMemory(const std::string &what,
                                     formatBytes(arena.bytes()));
 }
 
-/// The buffers `lowering`'s kernel takes for `weights` (its order) in one
-/// call: its weight arena, packed into `memory`, or the weights themselves;
-/// an error naming `what` when they do not fit the arena or memory fails.
-static runtime::Result kernelWeights(const Lowering &lowering,
-                                     const std::vector<Buffer<float>> &weights,
-                                     PooledArena &memory,
-                                     std::vector<Buffer<float>> &taken,
-                                     const std::string &what) {
+/// The buffers `lowering`'s kernel takes for `weights` (its order): its
+/// weight arena, packed into memory that `allocate` gives (null: out of
+/// memory), or the weights themselves; an error naming `what` when they do
+/// not fit the arena or memory fails.
+static runtime::Result
+kernelWeights(const Lowering &lowering,
+              const std::vector<Buffer<float>> &weights,
+              const std::function<float *(const WeightArena &)> &allocate,
+              std::vector<Buffer<float>> &taken, const std::string &what) {
   const WeightArena &arena = lowering.arena;
   if (!arena.used()) {
     taken = weights;
     return runtime::Result::success();
   }
-  memory.data =
-      static_cast<float *>(BufferPool::instance().take(size_t(arena.bytes())));
-  if (!memory.data)
+  float *data = allocate(arena);
+  if (!data)
     return arenaOutOfMemory(what, arena);
-  if (!packWeightArena(arena, weights, memory.data))
+  if (!packWeightArena(arena, weights, data))
     return arenaMisfit(what);
-  taken = {Buffer<float>(memory.data, int(arena.elements))};
+  taken = {Buffer<float>(data, int(arena.elements))};
   return runtime::Result::success();
 }
 
-/// Packs `weights` for `lowering`'s kernel into a new call of `into`.
+/// kernelWeights for one call, its arena in `memory`.
+static runtime::Result kernelWeights(const Lowering &lowering,
+                                     const std::vector<Buffer<float>> &weights,
+                                     PooledArena &memory,
+                                     std::vector<Buffer<float>> &taken,
+                                     const std::string &what) {
+  auto pooled = [&memory](const WeightArena &arena) {
+    memory.data = static_cast<float *>(
+        BufferPool::instance().take(size_t(arena.bytes())));
+    return memory.data;
+  };
+  return kernelWeights(lowering, weights, pooled, taken, what);
+}
+
+/// kernelWeights into a new call of `into`, its arena held by `into`.
 static runtime::Result packCall(const Lowering &lowering,
                                 const std::vector<Buffer<float>> &weights,
                                 WeightPack &into, const std::string &what) {
-  const WeightArena &arena = lowering.arena;
+  auto held = [&into](const WeightArena &arena) -> float * {
+    try {
+      return into.arenas.emplace_back(size_t(arena.elements)).data();
+    } catch (const std::bad_alloc &) {
+      return nullptr;
+    }
+  };
   into.calls.emplace_back();
-  if (!arena.used()) {
-    into.calls.back() = weights;
-    return runtime::Result::success();
-  }
-  try {
-    into.arenas.emplace_back(size_t(arena.elements));
-  } catch (const std::bad_alloc &) {
-    return arenaOutOfMemory(what, arena);
-  }
-  float *data = into.arenas.back().data();
-  if (!packWeightArena(arena, weights, data))
-    return arenaMisfit(what);
-  into.calls.back() = {Buffer<float>(data, int(arena.elements))};
-  return runtime::Result::success();
+  return kernelWeights(lowering, weights, held, into.calls.back(), what);
 }
 
 /// Runs one compiled kernel (its shared object, or Halide's JIT through

@@ -443,7 +443,6 @@ public:
       result[info.name.c_str()] = array;
     }
     Result ran;
-    std::shared_ptr<TensorMap> current = weights; // as set_weights left them
     {
       py::gil_scoped_release unlocked;
       std::lock_guard<std::mutex> lock(runMutex);
