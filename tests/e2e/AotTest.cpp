@@ -217,6 +217,18 @@ TEST_F(AotTest, NullWeightsAreRejected) {
   EXPECT_EQ(flash_layer_run(nullptr, &xt, &yt), ATTN_ERROR_ARGUMENT);
 }
 
+// The wrapper packs the weights into the kernel's one buffer (its weight
+// arena): a weight pointer left NULL in a struct filled by hand is an
+// argument error, not a crash in the copy.
+TEST_F(AotTest, NullWeightPointerIsAnArgumentError) {
+  HostTensor x({1, 4, 512}), y({1, 4, 512});
+  attn_tensor xt = tensorOf(x), yt = tensorOf(y);
+  flash_layer_weights hand = bound;
+  hand.flash_0_out_weight = nullptr;
+  EXPECT_EQ(flash_layer_run(&hand, &xt, &yt), ATTN_ERROR_ARGUMENT);
+  EXPECT_THAT(attn_error_message(), HasSubstr("a weight's pointer is NULL"));
+}
+
 TEST_F(AotTest, MissingWeightIsNamed) {
   std::string partial = saveWeights(weights, "partial.safetensors",
                                     "flash_0.uvz.weight");
