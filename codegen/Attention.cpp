@@ -567,7 +567,14 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     blockTiles(weights, qk, qkR, perKeyBlock);
   } else {
     blockTiles(scores, qk, qkR, perKeyBlock);
-    weights.compute_at(perKeyBlock).vectorize(sj, tile.vector);
+    // Whole vectors (the scores' tiles round up too). With Halide's default
+    // tail (ShiftInwards), the loop over the last key block read the
+    // block's row maximum as a vector with one index in every lane, which
+    // Halide 14's flatten_nested_ramps divides by its stride, 0: SIGFPE
+    // while compiling causal softmax with a relative-position bias
+    // (AttentionTest.SoftmaxWithARelativePositionBiasMatchesTheFp64Reference).
+    weights.compute_at(perKeyBlock)
+        .vectorize(sj, tile.vector, TailStrategy::RoundUp);
     // Row maxima and row sums of a block, in vector lanes along the row.
     for (auto [rowFunc, r] : {std::pair{blockMax, jm}, std::pair{rowSum, jl}})
       reduceInLanes(rowFunc, r, tile.vector, [&, f = rowFunc]() mutable {
