@@ -510,32 +510,6 @@ TEST(AttentionTest, SequenceShorterThanTheGpuBlockMatchesTheFp64Reference) {
         {{3, 2}}, 4, 8, 1e-4, std::string("n = 2 ") + variantName(variant));
 }
 
-/// Compiles `source` with the Default, Naive and CUDA-on-host schedules and
-/// compares each with the fp64 reference at every length of the sequence
-/// dim `seq`, `dims` binding the other runtime dims; random weights from
-/// `seed`, inputs from seed + 1.
-void expectVariantsMatchReference(const std::string &source,
-                                  const std::string &seq,
-                                  std::initializer_list<int64_t> lengths,
-                                  std::map<std::string, int64_t> dims,
-                                  uint64_t seed) {
-  for (Variant variant :
-       {Variant::Default, Variant::Naive, Variant::CudaOnHost}) {
-    auto model = compileAttn(source, kindOf(variant), targetOf(variant));
-    ASSERT_TRUE(model->jit) << variantName(variant) << model->diagnostics;
-    codegen::TensorMap weights =
-        codegen::randomWeights(model->jit->pipeline().weights(), seed);
-    for (int64_t length : lengths) {
-      dims[seq] = length;
-      codegen::TensorMap inputs = randomInputs(*model->jit, dims, seed + 1);
-      EXPECT_LE(relativeError(runJit(*model, inputs, weights),
-                              runReference(*model, inputs, weights)),
-                1e-4)
-          << variantName(variant) << ", " << seq << " = " << length;
-    }
-  }
-}
-
 // Causal softmax attention with a relative-position bias (campaign 5, seed
 // 20200): in the loop over the last key block, the weights' vector read of
 // their block's row maximum had one index in every lane, and Halide 14's
@@ -543,17 +517,21 @@ void expectVariantsMatchReference(const std::string &source,
 // compiling). The weights' vectors now round up (codegen/Attention.cpp).
 TEST(AttentionTest, SoftmaxWithARelativePositionBiasMatchesTheFp64Reference) {
   const char *source = R"(model rel_pos_softmax {
-  dim L : seq
+  dim n : seq
   dim b : batch
-  input x : f32[b, L, 32]
+  input x : f32[b, n, 32]
   param wq : f32[32, 16]
   param wk : f32[32, 16]
   param wv : f32[32, 8]
   param rp : f32[65]
-  output y : f32[b, L, 8]
+  output y : f32[b, n, 8]
   y = attention((x @ wq), (x @ wk), (x @ wv), score = qk + rel_pos_bias(rp), mask = causal, normalize = softmax)
 })";
-  expectVariantsMatchReference(source, "L", {1, 36, 300}, {{"b", 2}}, 20200);
+  for (Variant variant :
+       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
+    expectMatchesReference(
+        *compileAttn(source, kindOf(variant), targetOf(variant)),
+        {{2, 1}, {2, 36}, {2, 300}}, 20200, 20201, 1e-4, variantName(variant));
 }
 
 // A generated model (campaign seed 6018) whose lowering grew the value map
@@ -662,8 +640,23 @@ TEST(ProductTest, AMiddleSliceOfAProductWithAResidualMatchesTheFp64Reference) {
   sp0, sp1, sp2 = split(t0, [4, 8, 4])
   y1 = sp1
 })";
-  expectVariantsMatchReference(source, "n", {1, 16, 21}, {{"batch_size", 2}},
-                               8);
+  for (auto [kind, target] :
+       {std::pair{SchedulePolicy::Default, Halide::get_host_target()},
+        std::pair{SchedulePolicy::Naive, Halide::get_host_target()},
+        std::pair{SchedulePolicy::Default, cudaScheduleTarget()}}) {
+    auto model = compileAttn(source, kind, target);
+    ASSERT_TRUE(model->jit) << model->diagnostics;
+    codegen::TensorMap weights =
+        codegen::randomWeights(model->jit->pipeline().weights(), 8);
+    for (int64_t n : {1, 16, 21}) {
+      codegen::TensorMap inputs =
+          randomInputs(*model->jit, {{"n", n}, {"batch_size", 2}}, 9);
+      EXPECT_LE(relativeError(runJit(*model, inputs, weights),
+                              runReference(*model, inputs, weights)),
+                1e-4)
+          << "n = " << n;
+    }
+  }
 }
 
 // Attention over features whose count is only known at run time is
