@@ -134,14 +134,18 @@ ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
 /// see codegen/AttentionGpu.cpp), or one thread per output element
 /// (strategy = rows) when the width is dynamic. Under a chunk mask
 /// (`chunkMask`) the schedule is one query row at a time (rows), which
-/// visits only the row's chunk: blocked attention cannot skip other chunks' blocks (see
-/// blockKept in codegen/ScoreRegion.h). Softmax attention (`softmax`) over
-/// many keys with heads of whole 4-vector tiles takes 4 x 6 vector tiles
-/// and blocks of 192 keys on a CPU with 32 registers.
+/// visits only the row's chunk: blocked attention cannot skip other chunks'
+/// blocks (see blockKept in codegen/ScoreRegion.h). Softmax attention
+/// (`softmax`) over many keys with heads of whole 4-vector tiles takes 4 x 6
+/// vector tiles and blocks of 192 keys on a CPU with 32 registers. Without a
+/// mask
+/// (`unmasked`: every query block reads every key block) 256 keys or more
+/// take blocks of 128.
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
                                      const TargetModel &target, int64_t width,
                                      int64_t keys, bool chunkMask = false,
-                                     bool softmax = false);
+                                     bool softmax = false,
+                                     bool unmasked = false);
 
 /// What attn-tile schedules an op as, with the extents (any may be
 /// ShapedType::kDynamic) its schedules depend on: the one classification of
@@ -162,6 +166,7 @@ struct ScheduleShape {
   int64_t rank = 0;  ///< The result's rank.
   bool chunkMask = false; ///< Attention under a chunk mask.
   bool softmax = false;   ///< Attention normalized by a softmax.
+  bool unmasked = false;  ///< Attention whose mask keeps every key.
   /// A product whose left operand is an inlined member of its kernel (a
   /// prologue its lowering can stage).
   bool fusedLhs = false;

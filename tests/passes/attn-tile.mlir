@@ -65,15 +65,19 @@ func.func @attention(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32
 
 // Attention with one head and no softmax (GAU, FLASH's chunks): blocks of
 // queries x keys (strategy = blocked), 128 keys over a sequence, 64 inside
-// chunks of 256; on CUDA the same blocks as softmax attention.
+// causal chunks of 256, 128 inside unmasked ones (every query block reads
+// every key block); on CUDA the same blocks as softmax attention.
 // CHECK-LABEL: func.func @blocked_attention
 // AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 128, parallel = true, compute = root>}
 // AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 64, parallel = true, compute = root>}
+// AVX512: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, unroll = [2, 8], split_k = 128, parallel = true, compute = root>}
 // AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 128, parallel = true, compute = root>}
 // AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 64, parallel = true, compute = root>}
+// AVX2: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [16, 4], vector = 8, unroll = [2, 4], split_k = 128, parallel = true, compute = root>}
 // CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 64], split_k = 32, gpu_threads = [16, 16], shared = true, compute = root>}
 // CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 64], split_k = 32, gpu_threads = [16, 16], shared = true, compute = root>}
-func.func @blocked_attention(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>, %cq: tensor<?x256x64xf32>, %cv: tensor<?x256x32xf32>) -> (tensor<?x32xf32>, tensor<?x256x32xf32>) {
+// CUDA: attn.attention {{.*}} {attn.schedule = #attn.schedule<strategy = blocked, tile = [32, 64], split_k = 32, gpu_threads = [16, 16], shared = true, compute = root>}
+func.func @blocked_attention(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>, %cq: tensor<?x256x64xf32>, %cv: tensor<?x256x32xf32>) -> (tensor<?x32xf32>, tensor<?x256x32xf32>, tensor<?x256x32xf32>) {
   %0 = attn.attention %q, %q, %v mask = #attn.mask<causal> normalize = none heads = 1 : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32> -> tensor<?x32xf32> {
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):
     attn.yield %qk : f32
@@ -82,7 +86,11 @@ func.func @blocked_attention(%q: tensor<?x64xf32>, %v: tensor<?x32xf32>, %cq: te
   ^bb0(%qk: f32, %i: index, %j: index, %n: index):
     attn.yield %qk : f32
   }
-  return %0, %1 : tensor<?x32xf32>, tensor<?x256x32xf32>
+  %2 = attn.attention %cq, %cq, %cv mask = #attn.mask<none> normalize = none heads = 1 : tensor<?x256x64xf32>, tensor<?x256x64xf32>, tensor<?x256x32xf32> -> tensor<?x256x32xf32> {
+  ^bb0(%qk: f32, %i: index, %j: index, %n: index):
+    attn.yield %qk : f32
+  }
+  return %0, %1, %2 : tensor<?x32xf32>, tensor<?x256x32xf32>, tensor<?x256x32xf32>
 }
 
 // -----

@@ -414,14 +414,25 @@ TEST_F(ScheduleTest, GemmPacksAChunksOwnRhsWhenSeveralRowTilesReadIt) {
 
 TEST_F(ScheduleTest, GemmRowBlocksHoldWholeQueryBlocksOfTheAttentionItComputes) {
   // FLASH's output projection computes its chunk attention's accumulators
-  // in its row blocks: blocks of 64 queries and tiles of 6 rows make row
-  // blocks of lcm(6, 64) = 192 rows (3 query blocks, 32 tiles).
+  // in its row blocks. Tiles of 6 rows would make row blocks of lcm(6, 64)
+  // = 192 rows (3 query blocks of 64), or 384 with query blocks of 128:
+  // tiles of 4 rows instead, and row blocks of 16 tiles or one query block.
   ScheduleAttr output = chooseGemmSchedule(&context, avx512, kDyn, 512, 1024,
                                            /*fusedLhs=*/true,
                                            /*sharedRhs=*/true,
                                            /*queryBlock=*/64);
-  EXPECT_EQ(output.getTileY(), 6);
-  EXPECT_EQ(output.getRowBlock(), 192);
+  EXPECT_EQ(output.getTileY(), 4);
+  EXPECT_EQ(output.getUnrollY(), 4);
+  EXPECT_EQ(output.getRowBlock(), 64);
+  ScheduleAttr wide = chooseGemmSchedule(&context, avx512, kDyn, 512, 1024,
+                                         true, true, /*queryBlock=*/128);
+  EXPECT_EQ(wide.getTileY(), 4);
+  EXPECT_EQ(wide.getRowBlock(), 128);
+  // Tiles of 6 rows whose row blocks hold at most two query blocks stay.
+  EXPECT_EQ(chooseGemmSchedule(&context, avx512, kDyn, 512, 1024, true, true,
+                               /*queryBlock=*/192)
+                .getTileY(),
+            6);
   // AVX2's 2-row tiles: the usual 16 tiles are 32 rows, half a query
   // block, so two query blocks of 64.
   EXPECT_EQ(chooseGemmSchedule(&context, avx2, kDyn, 512, 1024, true, true, 64)
@@ -498,6 +509,17 @@ TEST_F(ScheduleTest, RowwiseAndAttentionSchedules) {
             "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
             "unroll = [2, 8], "
             "split_k = 64, parallel = true, compute = root>");
+  // Unmasked chunks of 256 (non-causal FLASH): every query block reads
+  // every key block, in blocks of 128.
+  EXPECT_EQ(chooseAttentionSchedule(&context, avx512, 1024, 256,
+                                    /*chunkMask=*/false, /*softmax=*/false,
+                                    /*unmasked=*/true)
+                .getSplitK(),
+            128);
+  EXPECT_EQ(chooseAttentionSchedule(&context, avx512, 1024, 128, false, false,
+                                    /*unmasked=*/true)
+                .getSplitK(),
+            64);
   EXPECT_EQ(print(chooseAttentionSchedule(&context, avx512, 1024, kDyn)),
             "#attn.schedule<strategy = blocked, tile = [32, 8], vector = 16, "
             "unroll = [2, 8], "
