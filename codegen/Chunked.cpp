@@ -75,10 +75,35 @@ static mlir::LogicalResult lowerUnchunk(Lowering &lowering, attn::UnchunkOp op) 
   return mlir::success();
 }
 
+/// Groups of chunks when the chunk states are read only by their total:
+/// ceil(chunks / kStateGroups) chunks a group, at most kChunksPerGroup, so
+/// kStateGroups groups or more (parallel tasks for a few cores) once there
+/// are that many chunks; each group is one product over its chunks' tokens
+/// (a task packs its values' column panels over them: 256 KiB for 4 FLASH
+/// chunks of 256 and 64 columns).
+static constexpr int kStateGroups = 8;
+static constexpr int kChunksPerGroup = 4;
+
+/// Whether `op`'s states are read only by the total of a whole-sequence
+/// CPU pipeline, which may then sum groups of chunks instead (the groups'
+/// states fewer to store and to sum: non-causal FLASH at n = 8192 stores 4
+/// MiB of states instead of 16). Its operands are attn.chunk's, which read
+/// zeros past the last chunk.
+static bool groupsChunks(const Lowering &lowering, attn::ChunkStateOp op) {
+  auto scan = mlir::dyn_cast_or_null<attn::ChunkScanOp>(
+      attn::getOnlyUser(op.getResult()));
+  return scan && !scan.getExclusive() &&
+         op.getK().getDefiningOp<attn::ChunkOp>() &&
+         op.getV().getDefiningOp<attn::ChunkOp>() && !lowering.streaming() &&
+         !lowering.options.chunkStep && !lowering.autoscheduled() &&
+         GemmTile::onCpu(lowering.schedule());
+}
+
 static mlir::LogicalResult lowerChunkState(Lowering &lowering,
                                            attn::ChunkStateOp op) {
   const HTensor &k = lowering.get(op.getK());
   const HTensor &v = lowering.get(op.getV());
+  size_t rank = k.rank();
   HTensor t;
   t.func = Func("chunk_state");
   t.extents.assign(k.extents.begin(), k.extents.end() - 2);
@@ -88,14 +113,36 @@ static mlir::LogicalResult lowerChunkState(Lowering &lowering,
   GemmOperands gemm;
   gemm.rows = k.extents.back();
   gemm.cols = v.extents.back();
-  gemm.depth = k.extents[k.rank() - 2];
+  Expr size = k.extents[rank - 2];
+  gemm.depth = size;
   gemm.scale = static_cast<float>(op.getScale());
-  // states[g][a][e] = sum_t k[g][t][a] * v[g][t][e]
-  gemm.lhs = [&k](const Index &batch, const Expr &a, const Expr &tok) {
-    return k.at(withTail(batch, {tok, a}));
+  // states[g][a][e] = sum_t k[g][t][a] * v[g][t][e]. Grouped, the chunk
+  // axis holds groups of `per` chunks instead, g's tokens t the group's
+  // chunks' one after the other; chunks past the last read zeros (attn.chunk
+  // pads them), and the total sums the groups.
+  Expr per = 1;
+  if (groupsChunks(lowering, op)) {
+    Expr chunks = k.extents[rank - 3];
+    per = min((chunks + (kStateGroups - 1)) / kStateGroups, kChunksPerGroup);
+    t.extents[rank - 3] = (chunks + per - 1) / per;
+    gemm.depth = per * size;
+  }
+  auto tokenOf = [per, size](Index batch, const Expr &tok) {
+    if (Internal::is_const_one(per))
+      return withTail(batch, {tok});
+    Expr group = batch.back();
+    batch.back() = group * per + tok / size;
+    return withTail(batch, {tok % size});
   };
-  gemm.rhs = [&v](const Index &batch, const Expr &tok, const Expr &e) {
-    return v.at(withTail(batch, {tok, e}));
+  gemm.lhs = [&k, tokenOf](const Index &batch, const Expr &a, const Expr &tok) {
+    Index at = tokenOf(batch, tok);
+    at.push_back(a);
+    return k.at(at);
+  };
+  gemm.rhs = [&v, tokenOf](const Index &batch, const Expr &tok, const Expr &e) {
+    Index at = tokenOf(batch, tok);
+    at.push_back(e);
+    return v.at(at);
   };
   gemm.parallelOverBatch = true;
   gemm.batchedRhs = true;

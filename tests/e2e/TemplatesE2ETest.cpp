@@ -188,6 +188,29 @@ TEST_P(LinearAttentionOverChunksTest, MatchesTheFp64Reference) {
   expectMatchesReference(*primitive, shapes, 13, 7, 1e-4, "primitive");
 }
 
+// Non-causal FLASH sums its chunk states only for their total: the
+// Default CPU schedule sums groups of up to 4 chunks instead, at least 8
+// groups (codegen/Chunked.cpp). Chunks of 16: n = 40 is 3 chunks, one a
+// group; 257 is 17 chunks in 6 groups of 3, the last with one chunk of
+// padding; 723 is 46 chunks in 12 groups of 4, the last with two.
+TEST(ChunkedTest, ChunkStatesSummedInGroupsOfChunksMatchTheFp64Reference) {
+  const char *source = R"(model f {
+  dim d = 32
+  dim n : seq
+  dim b : batch
+  input x : f32[b, n, d]
+  output y : f32[b, n, d]
+  y = flash(x, e = 64, s = 16, chunk = 16, causal = false) as f
+}
+)";
+  for (Variant variant :
+       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
+    expectMatchesReference(
+        *compileAttn(source, kindOf(variant), targetOf(variant)),
+        {{1, 40}, {1, 257}, {2, 723}}, 5, 11, 1e-4,
+        std::string("grouped chunk states ") + variantName(variant));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Linear, LinearAttentionOverChunksTest, kVariants,
     [](const ::testing::TestParamInfo<Variant> &info) {
