@@ -378,7 +378,7 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
   if (perRow || vars.size() == 1) {
     // Per-row stages: every var is a row; a parallel task takes a block of
     // rows (one row is too little work for a task).
-    parallelRows(func, vars, attr.getParallel());
+    parallelRows(func, vars, parallelRowStats(attr));
     return;
   }
   if (transpose && attr.getVector() > 1) {
@@ -404,14 +404,23 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
     func.parallel(rows);
 }
 
+bool Lowering::parallelRowStats(mlir::attn::ScheduleAttr attr) const {
+  // A decoding step's few rows are one task. Split into tasks of
+  // kRowsPerTask rows, the fused rows of a static batch of one took
+  // Halide 14 bounds that reached batch entry 1 - n (MHSA decoded over
+  // x : f32[1, n, 8]: "internal error ... Input buffer in0_x is accessed
+  // at -6"; found by the model generator, campaign 6).
+  return attr.getParallel() && !options.decode;
+}
+
 void Lowering::scheduleRowSum(mlir::attn::ScheduleAttr attr, Func total,
                               const std::vector<Var> &rowVars, const RDom &r) {
   // lanes(lane, row...) sums the terms lane, lane + v, ...; the update of
   // `total` then adds the v lanes.
   reduceInLanes(total, r, int(attr.getVector()), [&] {
     total.compute_root();
-    parallelRows(total, rowVars, attr.getParallel());
-    Var row = parallelRows(total.update(), rowVars, attr.getParallel());
+    parallelRows(total, rowVars, parallelRowStats(attr));
+    Var row = parallelRows(total.update(), rowVars, parallelRowStats(attr));
     return LoopLevel(total, row);
   });
 }

@@ -388,6 +388,8 @@ private:
   void scheduleInternal(mlir::attn::ScheduleAttr attr, Halide::Func func,
                         const std::vector<Halide::Var> &vars, bool perRow,
                         Halide::TailStrategy tail, bool transpose);
+  /// Whether per-row statistics and stages run in parallel tasks of rows.
+  bool parallelRowStats(mlir::attn::ScheduleAttr attr) const;
   void scheduleRowSum(mlir::attn::ScheduleAttr attr, Halide::Func total,
                       const std::vector<Halide::Var> &rowVars,
                       const Halide::RDom &r);

@@ -355,6 +355,34 @@ TEST(Decode, MhsaWithAKeyValueCacheStepsEqualTheWholeRun) {
                                 {/*blockRows=*/64, /*capacity=*/1});
 }
 
+// A model with a static batch of one, compiled for decoding and run whole,
+// is the whole run. Its norm's row statistics were split into parallel
+// tasks, whose bounds reached batch entry 1 - n ("internal error ... Input
+// buffer in0_x is accessed at -6"; model generator, campaign 6, seed
+// 30501).
+TEST(Decode, StaticBatchOfOneDecodedRunsLikeTheWholeRun) {
+  const char *source = R"(model one {
+  dim n : seq
+  dim batch_size = 1
+  input x : f32[batch_size, n, 8]
+  output y : f32[batch_size, n, 8] = mhsa(x, causal = true)
+}
+)";
+  auto whole = compile(source, /*decode=*/false);
+  auto decoding = compile(source, /*decode=*/true);
+  ASSERT_TRUE(whole->jit) << whole->diagnostics;
+  ASSERT_TRUE(decoding->jit) << decoding->diagnostics;
+  TensorMap weights =
+      codegen::randomWeights(whole->jit->pipeline().weights(), 5);
+  for (int64_t n : {1, 7, 100}) {
+    TensorMap inputs = randomInputs(*whole->jit, {{"n", n}}, /*seed=*/9);
+    EXPECT_LE(rowError(runJit(*decoding, inputs, weights).at("y"),
+                       runJit(*whole, inputs, weights).at("y"), 0),
+              1e-5)
+        << "n = " << n;
+  }
+}
+
 // GAU divides its scores by the sequence's length: a step's row equals the
 // last row of the whole run over the sequence so far.
 TEST(Decode, GauWithAKeyValueCacheStepsEqualTheWholeRunSoFar) {
