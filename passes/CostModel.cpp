@@ -114,8 +114,7 @@ ScheduleAttr mlir::attn::chooseGemmSchedule(MLIRContext *context,
   // threads idle for a third of the attention at n = 1024 (non-causal
   // FLASH: 4 rows and blocks of 128 rows took 0.95x the time, 0.98x at n =
   // 8192; causal, 64 rows against 192: 0.99x and 1.00x).
-  if (queryBlock > 0 && queryBlock % p.tileY != 0 &&
-      std::lcm(p.tileY, queryBlock) > 2 * queryBlock) {
+  if (queryBlock > 0 && std::lcm(p.tileY, queryBlock) > 2 * queryBlock) {
     while (queryBlock % p.tileY != 0)
       --p.tileY;
     p.unrollY = p.tileY;
@@ -330,8 +329,7 @@ ScheduleAttr mlir::attn::chooseAttentionSchedule(MLIRContext *context,
   // the values half as often, and without a mask over 256 keys or more:
   // each query block then reads every key block, where causal attention's
   // diagonal blocks would waste more), fitted to few static keys. Softmax
-  // over
-  // many or an unknown number of keys, with 32 registers and heads of
+  // over many or an unknown number of keys, with 32 registers and heads of
   // whole 4-vector tiles: 4 x 6 accumulators and blocks of 192 keys. Each
   // block also takes row maxima and rescales the accumulators, so fewer,
   // larger blocks pay (MHSA at n = 8192: 0.89x the time of 2 x 8 and 128 keys;

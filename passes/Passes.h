@@ -138,9 +138,8 @@ ScheduleAttr chooseRowwiseSchedule(MLIRContext *context,
 /// blocks (see blockKept in codegen/ScoreRegion.h). Softmax attention
 /// (`softmax`) over many keys with heads of whole 4-vector tiles takes 4 x 6
 /// vector tiles and blocks of 192 keys on a CPU with 32 registers. Without a
-/// mask
-/// (`unmasked`: every query block reads every key block) 256 keys or more
-/// take blocks of 128.
+/// mask (`unmasked`: every query block reads every key block) 256 keys or
+/// more take blocks of 128.
 ScheduleAttr chooseAttentionSchedule(MLIRContext *context,
                                      const TargetModel &target, int64_t width,
                                      int64_t keys, bool chunkMask = false,
