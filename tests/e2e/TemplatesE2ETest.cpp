@@ -189,8 +189,8 @@ TEST_P(LinearAttentionOverChunksTest, MatchesTheFp64Reference) {
 }
 
 // Non-causal FLASH sums its chunk states only for their total: the
-// Default CPU schedule sums groups of up to 4 chunks instead, at least 8
-// groups (codegen/Chunked.cpp). Chunks of 16: n = 40 is 3 chunks, one a
+// Default CPU schedule sums groups of up to 4 chunks instead, 8 groups or
+// more once there are 8 chunks (codegen/Chunked.cpp). Chunks of 16: n = 40 is 3 chunks, one a
 // group; 257 is 17 chunks in 6 groups of 3, the last with one chunk of
 // padding; 723 is 46 chunks in 12 groups of 4, the last with two.
 TEST(ChunkedTest, ChunkStatesSummedInGroupsOfChunksMatchTheFp64Reference) {
