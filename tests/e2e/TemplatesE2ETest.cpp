@@ -69,6 +69,20 @@ void expectMatchesReference(CompiledModel &model, const std::vector<Shape> &shap
   }
 }
 
+/// expectMatchesReference for `source` compiled with each schedule variant
+/// (Default, Naive, CUDA-on-host); `what` is followed by the variant's name.
+void expectEveryVariantMatchesReference(const std::string &source,
+                                        const std::vector<Shape> &shapes,
+                                        uint64_t weightSeed, uint64_t inputSeed,
+                                        double tolerance,
+                                        const std::string &what = "") {
+  for (Variant variant :
+       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
+    expectMatchesReference(
+        *compileAttn(source, kindOf(variant), targetOf(variant)), shapes,
+        weightSeed, inputSeed, tolerance, what + variantName(variant));
+}
+
 /// A small model with input x : f32[b, n, 64] and output y = <body>.
 std::string templateModel(const std::string &body) {
   return "model t {\n  dim d = 64\n  dim n : seq\n  dim b : batch\n"
@@ -203,12 +217,8 @@ TEST(ChunkedTest, ChunkStatesSummedInGroupsOfChunksMatchTheFp64Reference) {
   y = flash(x, e = 64, s = 16, chunk = 16, causal = false) as f
 }
 )";
-  for (Variant variant :
-       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
-    expectMatchesReference(
-        *compileAttn(source, kindOf(variant), targetOf(variant)),
-        {{1, 40}, {1, 257}, {2, 723}}, 5, 11, 1e-4,
-        std::string("grouped chunk states ") + variantName(variant));
+  expectEveryVariantMatchesReference(source, {{1, 40}, {1, 257}, {2, 723}}, 5,
+                                     11, 1e-4, "grouped chunk states ");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -336,12 +346,8 @@ TEST(ProductTest, DepthsThatAreNotAMultipleOfTheStepMatchTheFp64Reference) {
       "  output y = x.T @ x\n}\n",
   };
   for (const char *source : models)
-    for (Variant variant :
-         {Variant::Default, Variant::Naive, Variant::CudaOnHost})
-      expectMatchesReference(
-          *compileAttn(source, kindOf(variant), targetOf(variant)),
-          {{1, 1}, {1, 28}, {1, 45}}, 4, 8, 1e-5,
-          std::string(source) + variantName(variant));
+    expectEveryVariantMatchesReference(source, {{1, 1}, {1, 28}, {1, 45}}, 4, 8,
+                                       1e-5, source);
 }
 
 //===--- examples ---------------------------------------------------------===//
@@ -415,12 +421,8 @@ model fused_products {
   output y = (x @ w1 + u * x) @ w2 + x @ w3
 }
 )";
-  for (Variant variant :
-       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
-    expectMatchesReference(
-        *compileAttn(source, kindOf(variant), targetOf(variant)),
-        {{1, 1}, {1, 7}, {1, 100}}, 4, 8, 1e-5,
-        std::string("fused_products ") + variantName(variant));
+  expectEveryVariantMatchesReference(source, {{1, 1}, {1, 7}, {1, 100}}, 4, 8,
+                                     1e-5, "fused_products ");
 }
 
 // Hand-written schedules that unroll only part of the register tile (the
@@ -526,11 +528,7 @@ TEST(AttentionTest, SequenceShorterThanTheGpuBlockMatchesTheFp64Reference) {
       "model s {\n  dim n = 2\n  dim b : batch\n"
       "  input x : f32[b, n, 32]\n"
       "  output y = mhsa(x, heads = 2, norm = scale_norm)\n}\n";
-  for (Variant variant :
-       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
-    expectMatchesReference(
-        *compileAttn(source, kindOf(variant), targetOf(variant)),
-        {{3, 2}}, 4, 8, 1e-4, std::string("n = 2 ") + variantName(variant));
+  expectEveryVariantMatchesReference(source, {{3, 2}}, 4, 8, 1e-4, "n = 2 ");
 }
 
 // Causal softmax attention with a relative-position bias (campaign 5, seed
@@ -550,11 +548,8 @@ TEST(AttentionTest, SoftmaxWithARelativePositionBiasMatchesTheFp64Reference) {
   output y : f32[b, n, 8]
   y = attention((x @ wq), (x @ wk), (x @ wv), score = qk + rel_pos_bias(rp), mask = causal, normalize = softmax)
 })";
-  for (Variant variant :
-       {Variant::Default, Variant::Naive, Variant::CudaOnHost})
-    expectMatchesReference(
-        *compileAttn(source, kindOf(variant), targetOf(variant)),
-        {{2, 1}, {2, 36}, {2, 300}}, 20200, 20201, 1e-4, variantName(variant));
+  expectEveryVariantMatchesReference(source, {{2, 1}, {2, 36}, {2, 300}}, 20200,
+                                     20201, 1e-4);
 }
 
 // A generated model (campaign seed 6018) whose lowering grew the value map
@@ -641,12 +636,7 @@ TEST(RopeTest, HeadsOfOneProjectionComputedInOneStageMatchTheFp64Reference) {
   p = rope(scale_offset(z, other[0], beta[0]))
   output y = (q * 2 + k) @ w + v * 3 - p
 })";
-  for (Variant variant :
-       {Variant::Default, Variant::Naive, Variant::CudaOnHost}) {
-    auto model = compileAttn(source, kindOf(variant), targetOf(variant));
-    expectMatchesReference(*model, {{2, 1}, {2, 70}}, 5, 6, 1e-4,
-                           variantName(variant));
-  }
+  expectEveryVariantMatchesReference(source, {{2, 1}, {2, 70}}, 5, 6, 1e-4);
 }
 
 TEST(ProductTest, AMiddleSliceOfAProductWithAResidualMatchesTheFp64Reference) {
