@@ -67,7 +67,7 @@ mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op) {
     return mlir::success();
   }
   if (mlir::isa<attn::AddOp, attn::SubOp, attn::MulOp, attn::DivOp,
-                attn::PowOp>(op)) {
+                attn::DivOrZeroOp, attn::PowOp>(op)) {
     mlir::Value a = op->getOperand(0), b = op->getOperand(1);
     mlir::Value result = op->getResult(0);
     HTensor t;
@@ -82,6 +82,8 @@ mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op) {
     else if (mlir::isa<attn::SubOp>(op)) value = x - y;
     else if (mlir::isa<attn::MulOp>(op)) value = x * y;
     else if (mlir::isa<attn::DivOp>(op)) value = x / y;
+    else if (mlir::isa<attn::DivOrZeroOp>(op))
+      value = select(y == 0.0f, 0.0f, x / y);
     else value = pow(x, y);
     define(t.func, vars, value);
     lowering.scheduleElementwise(t, vars);

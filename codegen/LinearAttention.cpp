@@ -92,7 +92,8 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
     den = sum(callAt(scores, withTail(batch, {i, j})));
     rowFuncs.push_back(scores);
   }
-  Expr value = op.getNormalize() ? num / den : num;
+  // A row whose features give no key any weight is 0 (docs/dsl.md §4.8).
+  Expr value = op.getNormalize() ? select(den == 0.0f, 0.0f, num / den) : num;
   define(out.func, oVars, scale * value);
   LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
   if (lowering.rowScratch() && out.materialized && !lowering.autoscheduled())

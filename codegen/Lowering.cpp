@@ -555,14 +555,14 @@ mlir::LogicalResult Lowering::lowerFamily(mlir::Operation *op) {
   };
   return llvm::TypeSwitch<mlir::Operation *, mlir::LogicalResult>(op)
       .Case<attn::ConstantOp, attn::AddOp, attn::SubOp, attn::MulOp,
-            attn::DivOp, attn::PowOp, attn::NegOp, attn::SiluOp, attn::GeluOp,
-            attn::ReluOp, attn::SigmoidOp, attn::ExpOp, attn::TanhOp,
-            attn::SqrtOp, attn::ScaleOffsetOp>(family(lowerElementwise))
-      .Case<attn::SplitOp, attn::TransposeOp, attn::RowOp,
-            attn::EmbeddingOp>(family(lowerShapeOps))
-      .Case<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp,
-            attn::RopeOp, attn::SinusoidalOp, attn::TokenShiftOp>(
-          family(lowerNorms))
+            attn::DivOp, attn::DivOrZeroOp, attn::PowOp, attn::NegOp,
+            attn::SiluOp, attn::GeluOp, attn::ReluOp, attn::SigmoidOp,
+            attn::ExpOp, attn::TanhOp, attn::SqrtOp, attn::ScaleOffsetOp>(
+          family(lowerElementwise))
+      .Case<attn::SplitOp, attn::TransposeOp, attn::RowOp, attn::EmbeddingOp>(
+          family(lowerShapeOps))
+      .Case<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp, attn::RopeOp,
+            attn::SinusoidalOp, attn::TokenShiftOp>(family(lowerNorms))
       .Case<attn::MatmulOp, attn::DenseOp>(family(lowerMatmul))
       .Case<attn::AttentionOp>(family(lowerAttention))
       .Case<attn::LinearAttnOp, attn::ChunkedLinearOp>(

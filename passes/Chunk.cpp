@@ -286,7 +286,7 @@ struct ChunkLinearAttention : OpRewritePattern<LinearAttnOp> {
       Value ones = rewriter.create<PowOp>(loc, column.getType(), column,
                                           scalar(rewriter, loc, 0.0));
       Value den = sums(ones);
-      result = rewriter.create<DivOp>(loc, result.getType(), result, den);
+      result = rewriter.create<DivOrZeroOp>(loc, result.getType(), result, den);
     }
     if (op.getScale() != 1.0)
       result = rewriter.create<MulOp>(loc, result.getType(), result,

@@ -169,9 +169,12 @@ def Attn_LinearAttnOp : Attn_Op<"linear_attn", [Pure, Attn_RowwiseStageTrait]> {
     ```
     num[i] = sum_j phi(q[i]) . phi(k[j]) * v[j]      // = phi(q[i]) @ (phi(K)^T V)
     den[i] = sum_j phi(q[i]) . phi(k[j])
-    result[i] = scale * num[i] / den[i]   if normalize
+    result[i] = scale * num[i] / den[i]   if normalize (0 where den[i] == 0)
               = scale * num[i]            otherwise
     ```
+
+    A row with den = 0 gives no key any weight (relu features that miss
+    every key's): it is 0, as a softmax row with no kept key, not 0 / 0.
 
     The sums run over all keys, or over j <= i (inclusive, the RNN form)
     when causal. `attn-chunk` rewrites the causal form into chunks of 128

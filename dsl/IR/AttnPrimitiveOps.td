@@ -96,6 +96,10 @@ def Attn_SubOp : Attn_BinaryOp<"sub", "a - b">;
 def Attn_MulOp : Attn_BinaryOp<"mul", "a * b">;
 def Attn_DivOp : Attn_BinaryOp<"div", "a / b">;
 def Attn_PowOp : Attn_BinaryOp<"pow", "a ^ b (powf)">;
+/// Normalised linear attention's num / den (`attn-chunk`): a row whose
+/// features give no key any weight has den = 0, and its result is 0, as a
+/// softmax row with no kept key (docs/dsl.md §4.8), not 0 / 0.
+def Attn_DivOrZeroOp : Attn_BinaryOp<"div_or_zero", "a / b, or 0 where b == 0">;
 
 /// Unary elementwise op; the result has the operand's type.
 class Attn_UnaryOp<string mnemonic, string maths, list<Trait> traits = []>

@@ -77,6 +77,8 @@ func.func @weights_and_elementwise(%a: tensor<?x64xf32>, %b: tensor<64xf32>, %s:
   %2 = attn.mul %1, %s : tensor<?x64xf32>, tensor<2x1x64xf32> -> tensor<2x?x64xf32>
   // CHECK: attn.div %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<f32> -> tensor<?x64xf32>
   %3 = attn.div %1, %c : tensor<?x64xf32>, tensor<f32> -> tensor<?x64xf32>
+  // CHECK: attn.div_or_zero %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<f32> -> tensor<?x64xf32>
+  %d = attn.div_or_zero %1, %c : tensor<?x64xf32>, tensor<f32> -> tensor<?x64xf32>
   // CHECK: attn.pow %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<f32> -> tensor<?x64xf32>
   %4 = attn.pow %3, %c : tensor<?x64xf32>, tensor<f32> -> tensor<?x64xf32>
   // CHECK: attn.neg %{{.*}} : tensor<?x64xf32>

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace attnc::e2e {
 namespace {
 
@@ -200,6 +202,53 @@ TEST_P(LinearAttentionOverChunksTest, MatchesTheFp64Reference) {
 )",
                                kindOf(GetParam()), targetOf(GetParam()));
   expectMatchesReference(*primitive, shapes, 13, 7, 1e-4, "primitive");
+}
+
+// Normalised linear attention over relu features: a row whose features
+// give no key any weight has den = 0 and is 0 (docs/dsl.md §4.8), not
+// 0 / 0. The queries of every third row are negative (relu gives 0), and
+// so are the keys of row 0 (the first causal row has no weighted key).
+// Over the sequence's own keys the causal and non-causal forms run in
+// chunks (attn-chunk); over 4 memory keys the quadratic form runs.
+TEST_P(LinearAttentionOverChunksTest, ARowWithNoWeightedKeyIsZero) {
+  auto model = compileAttn(R"(model z {
+  dim n : seq
+  dim b : batch
+  input q : f32[b, n, 16]
+  input x : f32[b, n, 16]
+  input m : f32[b, 4, 16]
+  output y = linear_attention(q, x, x, feature = relu)
+  output c = linear_attention(q, x, x, feature = relu, causal = true)
+  output w = linear_attention(q, m, m, feature = relu)
+}
+)",
+                           kindOf(GetParam()), targetOf(GetParam()));
+  ASSERT_TRUE(model->jit) << model->diagnostics;
+  const int64_t batch = 2, width = 16;
+  for (int64_t n : {int64_t(5), int64_t(300)}) {
+    codegen::TensorMap inputs =
+        randomInputs(*model->jit, {{"n", n}, {"b", batch}}, 3);
+    auto negate = [&](const char *name, int64_t b, int64_t row) {
+      float *at = inputs.at(name).data.data() + (b * n + row) * width;
+      for (int64_t c = 0; c < width; ++c)
+        at[c] = -std::abs(at[c]) - 0.25f;
+    };
+    for (int64_t b = 0; b < batch; ++b) {
+      negate("x", b, 0);
+      for (int64_t i = 0; i < n; i += 3)
+        negate("q", b, i);
+    }
+    codegen::TensorMap got = runJit(*model, inputs, {});
+    EXPECT_LE(relativeError(got, runReference(*model, inputs, {})), 1e-4)
+        << "n = " << n;
+    for (const char *output : {"y", "c", "w"})
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < n; i += 3)
+          for (int64_t c = 0; c < width; ++c)
+            ASSERT_EQ(got.at(output).data[(b * n + i) * width + c], 0.0f)
+                << output << "[" << b << ", " << i << ", " << c
+                << "], n = " << n;
+  }
 }
 
 // Non-causal FLASH sums its chunk states only for their total: the

@@ -121,3 +121,20 @@ func.func @by_length(%q: tensor<?x8xf32>, %v: tensor<?x6xf32>) -> tensor<?x6xf32
        : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x6xf32> -> tensor<?x6xf32>
   return %0 : tensor<?x6xf32>
 }
+
+// -----
+
+// Normalised linear attention: the numerator's and the denominator's chunk
+// sums (the denominator's over a column of ones), divided by div_or_zero:
+// a row whose features give no key any weight is 0, not 0 / 0.
+// CHECK-LABEL: func.func @linear_normalized
+// CHECK: %[[NUM:.*]] = attn.add
+// CHECK: attn.pow
+// CHECK: %[[DEN:.*]] = attn.add
+// CHECK: attn.div_or_zero %[[NUM]], %[[DEN]] : tensor<?x6xf32>, tensor<?x1xf32> -> tensor<?x6xf32>
+// CHECK-NOT: attn.div %
+func.func @linear_normalized(%q: tensor<?x8xf32>, %v: tensor<?x6xf32>) -> tensor<?x6xf32> {
+  %0 = attn.linear_attn %q, %q, %v feature = relu causal = true normalize = true scale = 1.0
+         : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x6xf32> -> tensor<?x6xf32>
+  return %0 : tensor<?x6xf32>
+}

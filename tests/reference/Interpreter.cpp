@@ -205,6 +205,8 @@ std::vector<Tensor> evalTensorOp(Operation *op, const TensorEnv &tensors,
   if (llvm::isa<attn::SubOp>(op)) return {sub(in(0), in(1))};
   if (llvm::isa<attn::MulOp>(op)) return {mul(in(0), in(1))};
   if (llvm::isa<attn::DivOp>(op)) return {div(in(0), in(1))};
+  if (llvm::isa<attn::DivOrZeroOp>(op))
+    return {divOrZero(in(0), in(1))};
   if (llvm::isa<attn::PowOp>(op)) return {pow(in(0), in(1))};
   if (llvm::isa<attn::NegOp>(op)) return {neg(in(0))};
   if (llvm::isa<attn::SiluOp>(op)) return {silu(in(0))};

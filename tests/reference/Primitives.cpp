@@ -152,6 +152,10 @@ Tensor mul(const Tensor &a, const Tensor &b) {
 Tensor div(const Tensor &a, const Tensor &b) {
   return mapBinary(a, b, [](double x, double y) { return x / y; });
 }
+Tensor divOrZero(const Tensor &a, const Tensor &b) {
+  return mapBinary(a, b,
+                   [](double x, double y) { return y == 0.0 ? 0.0 : x / y; });
+}
 Tensor pow(const Tensor &a, const Tensor &b) {
   return mapBinary(a, b, [](double x, double y) { return std::pow(x, y); });
 }

@@ -86,6 +86,8 @@ Tensor sub(const Tensor &a, const Tensor &b);
 Tensor mul(const Tensor &a, const Tensor &b);
 /// attn.div: a / b with numpy broadcasting.
 Tensor div(const Tensor &a, const Tensor &b);
+/// attn.div_or_zero: a / b, or 0 where b == 0, with numpy broadcasting.
+Tensor divOrZero(const Tensor &a, const Tensor &b);
 /// attn.pow: powf(a, b) with numpy broadcasting.
 Tensor pow(const Tensor &a, const Tensor &b);
 
