@@ -484,8 +484,15 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     out.func.compute_root()
         .split(ocol, oh, oc, dv, TailStrategy::GuardWithIf)
         .split(orow, qb, qr, block, TailStrategy::GuardWithIf)
-        .reorder(oc, qr, oh, qb)
-        .vectorize(oc, tile.vector, TailStrategy::GuardWithIf);
+        .reorder(oc, qr, oh, qb);
+    // A head's last vector shifts inwards over columns of the same head
+    // (written again with the same values). With GuardWithIf and a static
+    // sequence length, Halide 14 wrote the first vector of each head twice
+    // and never its last columns when a head's width was not a multiple of
+    // the vector (softmax, heads of 5 columns in vectors of 4: NaN from the
+    // buffer pool; model generator, campaign 8).
+    if (dv >= tile.vector)
+      out.func.vectorize(oc, tile.vector, TailStrategy::ShiftInwards);
     std::vector<Var> outer(oBatch.size() + 2);
     for (size_t d = 0; d < oBatch.size(); ++d)
       outer[d] = oVars[d];

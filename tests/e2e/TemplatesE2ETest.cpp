@@ -601,6 +601,25 @@ TEST(AttentionTest, SoftmaxWithARelativePositionBiasMatchesTheFp64Reference) {
                                      20201, 1e-4);
 }
 
+// Softmax attention whose heads are not a whole number of vectors (heads
+// of 5 columns in vectors of 4, of 3 in vectors of 2, of 7 in vectors of
+// 4): with GuardWithIf the output stage wrote each head's first vector
+// twice and never its last columns, which held NaN or stale values from
+// the buffer pool (campaign 8, seed 31555: linear_attention(mhsa(x,
+// heads = 4)) with d = 20). Only static sequence lengths showed it.
+TEST(AttentionTest, HeadsThatAreNotWholeVectorsMatchTheFp64Reference) {
+  for (const char *model :
+       {"model h {\n  dim n = 43\n  input x : f32[n, 20]\n"
+        "  output y = mhsa(x, heads = 4)\n"
+        "  output z = attention(x, x, x, heads = 4, normalize = softmax)\n}\n",
+        "model h {\n  dim n = 64\n  dim b = 2\n  input x : f32[b, n, 12]\n"
+        "  output y = mhsa(x, heads = 4, causal = true)\n}\n",
+        "model h {\n  dim n = 43\n  input x : f32[n, 28]\n"
+        "  output y = linear_attention(mhsa(x, heads = 4))\n}\n"})
+    expectEveryVariantMatchesReference(model, {{1, 43}}, 31555, 7, 1e-4,
+                                       std::string(model) + " ");
+}
+
 // A generated model (campaign seed 6018) whose lowering grew the value map
 // between a split's results: the split read its operand through a dangling
 // reference, and the Naive schedule crashed with SIGSEGV in codegen.
