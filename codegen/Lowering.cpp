@@ -313,12 +313,13 @@ LoopLevel Lowering::applySchedule(Func func, const std::vector<Var> &vars,
 }
 
 void Lowering::addInternalStage(Func func, std::vector<Var> vars, bool perRow,
-                                TailStrategy tail) {
+                                TailStrategy tail, bool rowBlocks) {
   mlir::attn::ScheduleAttr attr = internalSchedule();
   assert(attr && "internal stages belong to a scheduled op");
   pendingSchedules.push_back(
-      [this, attr, func, vars = std::move(vars), perRow, tail] {
-        scheduleInternal(attr, func, vars, perRow, tail, /*transpose=*/false);
+      [this, attr, func, vars = std::move(vars), perRow, tail, rowBlocks] {
+        scheduleInternal(attr, func, vars, perRow, tail, /*transpose=*/false,
+                         rowBlocks);
       });
 }
 
@@ -357,7 +358,8 @@ void Lowering::addScanUpdate(Func func, Var col, Var row,
 
 void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
                                 const std::vector<Var> &vars, bool perRow,
-                                TailStrategy tail, bool transpose) {
+                                TailStrategy tail, bool transpose,
+                                bool rowBlocks) {
   if (autoscheduled())
     return;
   func.compute_root();
@@ -400,8 +402,15 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
   if (attr.getVector() > 1)
     func.vectorize(vars.back(), int(attr.getVector()), tail);
   Var rows = fuseOuter(func, vars, vars.size() - 1);
-  if (attr.getParallel())
+  if (!attr.getParallel())
+    return;
+  if (rowBlocks) {
+    Var block(rows.name() + "_block"), row(rows.name() + "_in");
+    func.split(rows, block, row, kRowsPerTask, TailStrategy::GuardWithIf)
+        .parallel(block);
+  } else {
     func.parallel(rows);
+  }
 }
 
 bool Lowering::parallelRowStats(mlir::attn::ScheduleAttr attr) const {

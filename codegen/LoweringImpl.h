@@ -254,10 +254,13 @@ public:
   /// stage is one value per row (a reduction): every var is a row and
   /// nothing is vectorised. `tail` is the vector loop's tail strategy:
   /// RoundUp only for a stage that reads nothing out of bounds when
-  /// computed past its extent (a table of its indices).
-  void addInternalStage(Halide::Func func, std::vector<Halide::Var> vars,
-                        bool perRow = false,
-                        Halide::TailStrategy tail = Halide::TailStrategy::GuardWithIf);
+  /// computed past its extent (a table of its indices). With `rowBlocks` a
+  /// parallel task takes kRowsPerTask rows, not one (rows of little work:
+  /// RoPE's tables, a row of 64 values).
+  void addInternalStage(
+      Halide::Func func, std::vector<Halide::Var> vars, bool perRow = false,
+      Halide::TailStrategy tail = Halide::TailStrategy::GuardWithIf,
+      bool rowBlocks = false);
   /// Declares an internal stage that transposes the last two axes of its
   /// input (vars: batch..., the input's column, the input's row). Scheduled
   /// as addInternalStage, except on a CPU with a vector: one vector of
@@ -387,7 +390,8 @@ private:
   std::vector<std::function<void()>> pendingSchedules;
   void scheduleInternal(mlir::attn::ScheduleAttr attr, Halide::Func func,
                         const std::vector<Halide::Var> &vars, bool perRow,
-                        Halide::TailStrategy tail, bool transpose);
+                        Halide::TailStrategy tail, bool transpose,
+                        bool rowBlocks = false);
   /// Whether per-row statistics and stages run in parallel tasks of rows.
   bool parallelRowStats(mlir::attn::ScheduleAttr attr) const;
   void scheduleRowSum(mlir::attn::ScheduleAttr attr, Halide::Func total,

@@ -26,6 +26,9 @@ namespace attn = mlir::attn;
 /// At most this many unrolled loops over the halves of rope's features
 /// (two rotated halves and the features passed through).
 static constexpr int kMaxRopePeriods = 4;
+/// CPU RoPE tables take cos and sin at the multiples of kRopeStep positions
+/// and at the first kRopeStep positions only (Lowering::ropeTables).
+static constexpr int kRopeStep = 64;
 
 namespace {
 /// Per-row reductions over the last axis of `in`.
@@ -114,14 +117,49 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   bool memoized = !options.gpu && !autoscheduled() && !streaming();
   Func cosTable(memoized ? "rope_cos" + suffix : "rope_cos"),
       sinTable(memoized ? "rope_sin" + suffix : "rope_sin");
-  cosTable(i, p) = cos(reduced);
-  sinTable(i, p) = sin(reduced);
+  if (!options.gpu && !autoscheduled()) {
+    // Halide's cos and sin are libm calls per lane on a CPU (4.6 ms for a
+    // streamed block of 8192 rows and 64 frequencies, in each kernel of a
+    // two-sweep model). They are taken only at the positions a that are
+    // multiples of kRopeStep and at b = 0 .. kRopeStep - 1, in double
+    // precision, and an entry is their angle sum, cos((a + b) f) = cos(af)
+    // cos(bf) - sin(af) sin(bf), rounded to float once: whole-sequence,
+    // streamed and decoding kernels compute the same tables.
+    Var a("a");
+    auto angle = [&](const Expr &position) {
+      Expr t = cast<double>(position) * invFreq(i);
+      return t - Expr(twoPi) * floor(t / Expr(twoPi));
+    };
+    Func coarseCos("rope_cos_coarse"), coarseSin("rope_sin_coarse"),
+        fineCos("rope_cos_fine" + suffix), fineSin("rope_sin_fine" + suffix);
+    coarseCos(i, a) = cos(angle(a * kRopeStep));
+    coarseSin(i, a) = sin(angle(a * kRopeStep));
+    fineCos(i, a) = cos(angle(a));
+    fineSin(i, a) = sin(angle(a));
+    Expr step = p / kRopeStep, within = p % kRopeStep;
+    cosTable(i, p) = cast<float>(coarseCos(i, step) * fineCos(i, within) -
+                                 coarseSin(i, step) * fineSin(i, within));
+    sinTable(i, p) = cast<float>(coarseSin(i, step) * fineCos(i, within) +
+                                 coarseCos(i, step) * fineSin(i, within));
+    for (Func *table : {&coarseCos, &coarseSin, &fineCos, &fineSin})
+      addInternalStage(*table, {a, i}, /*perRow=*/false, TailStrategy::RoundUp,
+                       /*rowBlocks=*/true);
+    // The fine tables are the same in every kernel call (Halide bounds
+    // p % kRopeStep by 0 .. kRopeStep - 1 even for a decoding step's one
+    // row, whose step took 1.9x the time without them memoized).
+    fineCos.memoize();
+    fineSin.memoize();
+  } else {
+    cosTable(i, p) = cos(reduced);
+    sinTable(i, p) = sin(reduced);
+  }
   // Whole vectors of columns: a table is a function of its indices only, so
   // the columns past `half` are harmless. Halide 14 mis-compiled the guarded
   // tail of a table of one vector and one column (campaign seed 11575:
   // both vectors of the loop stored the first one's columns; RopeTest).
   for (Func *table : {&cosTable, &sinTable}) {
-    addInternalStage(*table, {p, i}, /*perRow=*/false, TailStrategy::RoundUp);
+    addInternalStage(*table, {p, i}, /*perRow=*/false, TailStrategy::RoundUp,
+                     /*rowBlocks=*/true);
     if (memoized)
       table->memoize();
   }

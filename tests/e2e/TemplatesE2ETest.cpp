@@ -686,6 +686,40 @@ TEST(RopeTest, TablesOfOneVectorAndOneColumnFeedingAProductMatchTheFp64Reference
   }
 }
 
+// Streamed, a block's RoPE tables are angle sums of cos and sin taken at
+// every 64th position and at positions 0-63 (Lowering::ropeTables): over
+// 300,001 positions in blocks of 1000 rows (offsets that are not multiples
+// of 64, the last block partial) the result still matches the fp64
+// reference and the whole-sequence run.
+TEST(RopeTest, StreamedTablesAtLargePositionsMatchTheFp64Reference) {
+  const char *source = R"(model rope_long {
+  dim n : seq
+  input x : f32[n, 16]
+  output y = rope(x)
+})";
+  for (SchedulePolicy kind : {SchedulePolicy::Default, SchedulePolicy::Naive}) {
+    driver::SessionOptions options;
+    options.schedule = kind;
+    options.streamRows = 1000;
+    auto streamed = compileAttn(source, options);
+    ASSERT_TRUE(streamed->jit) << streamed->diagnostics;
+    auto whole = compileAttn(source, kind);
+    ASSERT_TRUE(whole->jit) << whole->diagnostics;
+    codegen::TensorMap inputs =
+        randomInputs(*streamed->jit, {{"n", 300001}}, 4);
+    codegen::TensorMap got = runJit(*streamed, inputs, {});
+    EXPECT_LE(relativeError(got, runReference(*streamed, inputs, {})), 1e-5);
+    codegen::TensorMap unstreamed = runJit(*whole, inputs, {});
+    const std::vector<float> &a = got.at("y").data,
+                             &b = unstreamed.at("y").data;
+    ASSERT_EQ(a.size(), b.size());
+    double diff = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      diff = std::max(diff, double(std::abs(a[i] - b[i])));
+    EXPECT_LE(diff, 1e-5);
+  }
+}
+
 TEST(RopeTest, HeadsOfOneProjectionComputedInOneStageMatchTheFp64Reference) {
   // Sibling RoPEs (rope(scale_offset(z, gamma[i], beta[i])) for rows 0..2)
   // are one stage of three heads; the fourth reads another weight's row and
