@@ -99,9 +99,12 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   invFreq(i) = pow(Expr(base), -cast<double>(i) / Expr(double(half)));
   if (!autoscheduled())
     invFreq.compute_root();
-  Expr theta = cast<double>(p) * invFreq(i);
-  const double twoPi = 2.0 * M_PI;
-  Expr reduced = cast<float>(theta - Expr(twoPi) * floor(theta / Expr(twoPi)));
+  // position * frequency i, reduced to [0, 2 pi) in double precision.
+  auto angle = [&](const Expr &position) {
+    Expr theta = cast<double>(position) * invFreq(i);
+    const double twoPi = 2.0 * M_PI;
+    return theta - Expr(twoPi) * floor(theta / Expr(twoPi));
+  };
   // The runtime's memoization cache keys a table by its name and bounds: the
   // name carries everything else its values depend on.
   std::ostringstream tag;
@@ -126,10 +129,6 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
     // cos(bf) - sin(af) sin(bf), rounded to float once: whole-sequence,
     // streamed and decoding kernels compute the same tables.
     Var a("a");
-    auto angle = [&](const Expr &position) {
-      Expr t = cast<double>(position) * invFreq(i);
-      return t - Expr(twoPi) * floor(t / Expr(twoPi));
-    };
     Func coarseCos("rope_cos_coarse"), coarseSin("rope_sin_coarse"),
         fineCos("rope_cos_fine" + suffix), fineSin("rope_sin_fine" + suffix);
     coarseCos(i, a) = cos(angle(a * kRopeStep));
@@ -150,6 +149,7 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
     fineCos.memoize();
     fineSin.memoize();
   } else {
+    Expr reduced = cast<float>(angle(p));
     cosTable(i, p) = cos(reduced);
     sinTable(i, p) = sin(reduced);
   }
