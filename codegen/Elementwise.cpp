@@ -58,6 +58,10 @@ Expr applyActivation(mlir::Operation *op, const Expr &x) {
   return Expr();
 }
 
+Expr divideOrZero(const Expr &a, const Expr &b) {
+  return select(b == 0.0f, 0.0f, a / b);
+}
+
 mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op) {
   if (auto constant = mlir::dyn_cast<attn::ConstantOp>(op)) {
     HTensor t;
@@ -83,7 +87,7 @@ mlir::LogicalResult lowerElementwise(Lowering &lowering, mlir::Operation *op) {
     else if (mlir::isa<attn::MulOp>(op)) value = x * y;
     else if (mlir::isa<attn::DivOp>(op)) value = x / y;
     else if (mlir::isa<attn::DivOrZeroOp>(op))
-      value = select(y == 0.0f, 0.0f, x / y);
+      value = divideOrZero(x, y);
     else value = pow(x, y);
     define(t.func, vars, value);
     lowering.scheduleElementwise(t, vars);

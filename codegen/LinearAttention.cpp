@@ -92,8 +92,7 @@ static mlir::LogicalResult lowerLinearAttn(Lowering &lowering,
     den = sum(callAt(scores, withTail(batch, {i, j})));
     rowFuncs.push_back(scores);
   }
-  // A row whose features give no key any weight is 0 (docs/dsl.md §4.8).
-  Expr value = op.getNormalize() ? select(den == 0.0f, 0.0f, num / den) : num;
+  Expr value = op.getNormalize() ? divideOrZero(num, den) : num;
   define(out.func, oVars, scale * value);
   LoopLevel row = lowering.scheduleElementwise(out, oVars, /*fuseRows=*/false);
   if (lowering.rowScratch() && out.materialized && !lowering.autoscheduled())

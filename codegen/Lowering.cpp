@@ -401,16 +401,14 @@ void Lowering::scheduleInternal(mlir::attn::ScheduleAttr attr, Func func,
   }
   if (attr.getVector() > 1)
     func.vectorize(vars.back(), int(attr.getVector()), tail);
-  Var rows = fuseOuter(func, vars, vars.size() - 1);
-  if (!attr.getParallel())
-    return;
   if (rowBlocks) {
-    Var block(rows.name() + "_block"), row(rows.name() + "_in");
-    func.split(rows, block, row, kRowsPerTask, TailStrategy::GuardWithIf)
-        .parallel(block);
-  } else {
-    func.parallel(rows);
+    parallelRows(func, std::vector<Var>(vars.begin(), vars.end() - 1),
+                 attr.getParallel());
+    return;
   }
+  Var rows = fuseOuter(func, vars, vars.size() - 1);
+  if (attr.getParallel())
+    func.parallel(rows);
 }
 
 bool Lowering::parallelRowStats(mlir::attn::ScheduleAttr attr) const {

@@ -72,6 +72,9 @@ void reduceInLanes(Halide::Func total, const Halide::RDom &r, int vector,
 /// The activation of a unary attn op applied to `x`, or an undefined Expr
 /// when `op` is not an activation.
 Halide::Expr applyActivation(mlir::Operation *op, const Halide::Expr &x);
+/// a / b, and 0 where b == 0 (attn.div_or_zero: normalised linear
+/// attention's row with no weighted key, docs/dsl.md §4.8).
+Halide::Expr divideOrZero(const Halide::Expr &a, const Halide::Expr &b);
 
 /// The TensorInfo of a tensor of `type` named `name`, with the runtime dim
 /// names `dims` (an `attn.dims` array; null: none).

@@ -117,10 +117,11 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   // Streamed, each block's positions are new: a memoized table would only
   // fill the runtime's cache, whose evictions then cost more than the table
   // (a decoding step at context 16k took 3x one at 1k).
-  bool memoized = !options.gpu && !autoscheduled() && !streaming();
+  bool cpuTables = !options.gpu && !autoscheduled();
+  bool memoized = cpuTables && !streaming();
   Func cosTable(memoized ? "rope_cos" + suffix : "rope_cos"),
       sinTable(memoized ? "rope_sin" + suffix : "rope_sin");
-  if (!options.gpu && !autoscheduled()) {
+  if (cpuTables) {
     // Halide's cos and sin are libm calls per lane on a CPU (4.6 ms for a
     // streamed block of 8192 rows and 64 frequencies, in each kernel of a
     // two-sweep model). They are taken only at the positions a that are

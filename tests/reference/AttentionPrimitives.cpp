@@ -200,12 +200,11 @@ Tensor linearAttn(const Tensor &q, const Tensor &k, const Tensor &v,
         for (int64_t c = 0; c < e; ++c)
           num[static_cast<size_t>(c)] += kernel * v[(b * m + j) * e + c];
       }
-      // A row whose features give no key any weight is 0.
       for (int64_t c = 0; c < e; ++c)
         result[(b * n + i) * e + c] =
-            !normalize   ? scale * num[static_cast<size_t>(c)]
-            : den == 0.0 ? 0.0
-                         : scale * num[static_cast<size_t>(c)] / den;
+            normalize
+                ? divOrZeroScalar(scale * num[static_cast<size_t>(c)], den)
+                : scale * num[static_cast<size_t>(c)];
     }
   return result;
 }

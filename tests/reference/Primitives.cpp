@@ -85,6 +85,8 @@ double sigmoidScalar(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 double siluScalar(double x) { return x * sigmoidScalar(x); }
 
+double divOrZeroScalar(double x, double y) { return y == 0.0 ? 0.0 : x / y; }
+
 double geluScalar(double x) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
 }
@@ -153,8 +155,7 @@ Tensor div(const Tensor &a, const Tensor &b) {
   return mapBinary(a, b, [](double x, double y) { return x / y; });
 }
 Tensor divOrZero(const Tensor &a, const Tensor &b) {
-  return mapBinary(a, b,
-                   [](double x, double y) { return y == 0.0 ? 0.0 : x / y; });
+  return mapBinary(a, b, divOrZeroScalar);
 }
 Tensor pow(const Tensor &a, const Tensor &b) {
   return mapBinary(a, b, [](double x, double y) { return std::pow(x, y); });

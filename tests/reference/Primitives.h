@@ -69,6 +69,9 @@ double sigmoidScalar(double x);
 double featureScalar(FeatureMap feature, double x);
 /// act(x) of a GLU activation.
 double activationScalar(Activation activation, double x);
+/// x / y, and 0 where y == 0 (attn.div_or_zero; a normalised linear
+/// attention row with no weighted key).
+double divOrZeroScalar(double x, double y);
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops (Primitives.cpp)
