@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <malloc.h>
 #include <sstream>
 #include <sys/resource.h>
@@ -173,6 +174,14 @@ Timing timeRuns(const std::function<void()> &fn, const TimingPolicy &policy) {
   }
   std::sort(timing.ms.begin(), timing.ms.end());
   return timing;
+}
+
+Timing pooled(const Timing &a, const Timing &b) {
+  Timing both;
+  both.ms.reserve(a.ms.size() + b.ms.size());
+  std::merge(a.ms.begin(), a.ms.end(), b.ms.begin(), b.ms.end(),
+             std::back_inserter(both.ms));
+  return both;
 }
 
 //===----------------------------------------------------------------------===//

@@ -69,6 +69,9 @@ struct Timing {
 /// Runs `fn` per `policy` and returns the sorted run times.
 Timing timeRuns(const std::function<void()> &fn, const TimingPolicy &policy);
 
+/// The runs of two timings of the same function as one (sorted).
+Timing pooled(const Timing &a, const Timing &b);
+
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
