@@ -2,7 +2,7 @@
 #===- make-corpus.py - seed corpora of the libFuzzer targets --------------===#
 #
 # This script (re)writes the checked-in seed corpora under tests/fuzz/corpus/:
-# frontend/ (the example models and the .attn files of tests/dsl), schedule/
+# frontend/ (every .attn model of the repository outside tests/fuzz), schedule/
 # (every #attn.schedule and #attn.mask attribute written in the lit tests,
 # legal and illegal), and small valid and near-valid safetensors/ and npy/
 # files built byte by byte (no numpy needed). Run it from anywhere; it only
@@ -30,8 +30,14 @@ def reset(name):
 
 def frontend():
     folder = reset("frontend")
-    sources = sorted((ROOT / "examples").glob("*.attn"))
-    sources += sorted((ROOT / "tests" / "dsl").rglob("*.attn"))
+    # Every model of the repository outside tests/fuzz: the examples, the
+    # benchmarks' token models and the tests' inputs (the language's newer
+    # parts, embedding, sinusoidal and FLASH-pytorch's options, live there).
+    sources = sorted((ROOT / "examples").rglob("*.attn"))
+    sources += sorted((ROOT / "bench").glob("*.attn"))
+    sources += sorted(
+        path for path in (ROOT / "tests").rglob("*.attn")
+        if "fuzz" not in path.relative_to(ROOT / "tests").parts)
     for source in sources:
         relative = source.relative_to(ROOT).as_posix().replace("/", "_")
         shutil.copyfile(source, folder / relative)
