@@ -43,7 +43,7 @@ cmake --build build-sanitize --target \
   attnc attn-opt dsl-syntax-tests dsl-sema-tests runtime-tests \
   schedule-tests session-tests schedule-space-tests tuning-db-tests \
   frontend-fuzz-tests \
-  frontend-fuzzer schedule-fuzzer safetensors-fuzzer npy-fuzzer
+  frontend-fuzzer passes-fuzzer schedule-fuzzer safetensors-fuzzer npy-fuzzer
 
 # The suites labelled fast (front end, runtime, schedules, the session, the
 # schedule space, the tuning database, the mutation

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/Import/Frontend.h"
+#include "tests/fuzz/ImportFuzzSupport.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -23,28 +24,9 @@ using namespace attnc::dsl;
 
 namespace {
 
-/// The context every input is imported into; created on first use.
-mlir::MLIRContext &fuzzContext() {
-  static mlir::MLIRContext *context = [] {
-    mlir::DialectRegistry registry;
-    registerImportDialects(registry);
-    auto *created = new mlir::MLIRContext(registry);
-    created->loadAllAvailableDialects();
-    // No threads: each input is small and libFuzzer measures one thread.
-    created->disableMultithreading();
-    return created;
-  }();
-  return *context;
-}
-
-/// Prints why the input is a failure and aborts.
 [[noreturn]] void reportAndAbort(const char *what, const std::string &source,
                                  const std::string &diagnostics) {
-  std::fprintf(stderr,
-               "FrontendFuzzer: %s\n--- input ---\n%s\n--- "
-               "diagnostics ---\n%s\n",
-               what, source.c_str(), diagnostics.c_str());
-  std::abort();
+  attnc::fuzz::abortWithInput("FrontendFuzzer", what, source, diagnostics);
 }
 
 } // namespace
@@ -52,10 +34,7 @@ mlir::MLIRContext &fuzzContext() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string source(reinterpret_cast<const char *>(data), size);
   std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  FrontendResult result = runFrontend(
-      source, "fuzz.attn", FrontendStage::Import, os, &fuzzContext());
-  os.flush();
+  FrontendResult result = attnc::fuzz::importInput(source, diagnostics);
   // Look at the recorded messages, not the printed text: the printed text
   // quotes the input, which may well contain the words "internal error".
   for (const Diagnostic &diagnostic : result.diags->diagnostics())
