@@ -164,11 +164,12 @@ Value featureMap(PatternRewriter &rewriter, Location loc, FeatureMap map,
   llvm_unreachable("unknown feature map");
 }
 
-/// The rank-0 constant `value`.
-Value scalar(PatternRewriter &rewriter, Location loc, double value) {
-  return rewriter.create<ConstantOp>(
-      loc, RankedTensorType::get({}, rewriter.getF32Type()),
-      rewriter.getF64FloatAttr(value));
+/// The rank-0 constant `value` of element type `element` (an op's operands
+/// all have one element type: f16 and bf16 models too).
+Value scalar(PatternRewriter &rewriter, Location loc, double value,
+             Type element) {
+  return rewriter.create<ConstantOp>(loc, RankedTensorType::get({}, element),
+                                     rewriter.getF64FloatAttr(value));
 }
 
 /// sum_{j <= i} (q[i] . k[j]) v[j] in FLASH's terms: attention within
@@ -283,14 +284,16 @@ struct ChunkLinearAttention : OpRewritePattern<LinearAttnOp> {
                                       rewriter.getDenseI64ArrayAttr({1, e - 1}))
                      ->getResult(0);
       }
-      Value ones = rewriter.create<PowOp>(loc, column.getType(), column,
-                                          scalar(rewriter, loc, 0.0));
+      Value ones = rewriter.create<PowOp>(
+          loc, column.getType(), column,
+          scalar(rewriter, loc, 0.0, vType.getElementType()));
       Value den = sums(ones);
       result = rewriter.create<DivOrZeroOp>(loc, result.getType(), result, den);
     }
     if (op.getScale() != 1.0)
-      result = rewriter.create<MulOp>(loc, result.getType(), result,
-                                      scalar(rewriter, loc, op.getScale()));
+      result = rewriter.create<MulOp>(
+          loc, result.getType(), result,
+          scalar(rewriter, loc, op.getScale(), vType.getElementType()));
     rewriter.replaceOp(op, result);
     return success();
   }

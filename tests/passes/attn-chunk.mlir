@@ -138,3 +138,19 @@ func.func @linear_normalized(%q: tensor<?x8xf32>, %v: tensor<?x6xf32>) -> tensor
          : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x6xf32> -> tensor<?x6xf32>
   return %0 : tensor<?x6xf32>
 }
+
+// -----
+
+// An f16 model's normalised linear attention: the exponent of the column
+// of ones and the scale are f16 constants, as every operand of an op has
+// one element type (they were f32, and the IR did not verify).
+// CHECK-LABEL: func.func @linear_normalized_f16
+// CHECK: %[[ZERO:.*]] = attn.constant 0.000000e+00 : tensor<f16>
+// CHECK: attn.pow %{{.*}}, %[[ZERO]] : tensor<?x1xf16>, tensor<f16>
+// CHECK: %[[SCALE:.*]] = attn.constant 5.000000e-01 : tensor<f16>
+// CHECK: attn.mul %{{.*}}, %[[SCALE]] : tensor<?x6xf16>, tensor<f16>
+func.func @linear_normalized_f16(%q: tensor<?x8xf16>, %v: tensor<?x6xf16>) -> tensor<?x6xf16> {
+  %0 = attn.linear_attn %q, %q, %v feature = elu1 causal = false normalize = true scale = 0.5
+         : tensor<?x8xf16>, tensor<?x8xf16>, tensor<?x6xf16> -> tensor<?x6xf16>
+  return %0 : tensor<?x6xf16>
+}
