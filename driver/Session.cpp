@@ -30,6 +30,11 @@ void prepareContext(mlir::MLIRContext &context) {
   dsl::registerImportDialects(registry);
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
+  // attnc's errors point at the .attn source. MLIR would follow an error
+  // reported on an op with a dump of the op (a whole model function for
+  // codegen's "supports f32 tensors ... only"): IR for compiler developers,
+  // who have attn-opt and `--emit=` for it.
+  context.printOpOnDiagnostic(false);
 }
 
 Session::Session(SessionOptions options, llvm::raw_ostream &diagOS)

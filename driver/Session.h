@@ -101,7 +101,8 @@ struct SessionOptions {
   bool decode = false;
 };
 
-/// Registers every dialect attnc's IR uses on `context`.
+/// Registers every dialect attnc's IR uses on `context`, and turns off
+/// MLIR's dump of an op after an error reported on it.
 void prepareContext(mlir::MLIRContext &context);
 
 /// One compilation of one model. Diagnostics go to the stream given at
