@@ -205,6 +205,9 @@ private:
   TuneResult &result;
   llvm::raw_ostream &log;
   SteadyClock::time_point start = SteadyClock::now();
+  /// When the last progress line went to a log that is not a terminal
+  /// (seconds since start).
+  double lastLogLine = 0;
 
   std::unique_ptr<TuningDb> db;
   std::string session, modelKey, targetKey;
@@ -413,8 +416,11 @@ void Tuner::progress(const std::string &line, bool final) {
     log << "\r\033[K" << line;
     if (final && !line.empty())
       log << "\n";
-  } else if (final && !line.empty()) {
+  } else if (!line.empty() &&
+             (final || elapsed() - lastLogLine >= options.logEverySeconds)) {
     log << line << "\n";
+    if (!final)
+      lastLogLine = elapsed();
   }
   log.flush();
 }

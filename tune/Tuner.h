@@ -68,8 +68,11 @@ struct TuneOptions {
   bool rankByModel = true;
   codegen::CacheOptions cache;
   bool json = false;        ///< The final table as JSON on stdout.
-  /// Progress: a bar rewritten in place (a terminal) or a line per kernel.
+  /// Progress: a bar rewritten in place (a terminal), or a line per kernel
+  /// and, while a kernel is tuned, its bar's line at most every
+  /// logEverySeconds (0: every trial).
   bool interactive = false;
+  double logEverySeconds = 60;
 };
 
 /// One tuned kernel at one dims set (the final table).

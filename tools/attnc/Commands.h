@@ -107,6 +107,7 @@ struct TuneCommandOptions {
   bool resume = false;
   int threads = 0;
   double minSeconds = 0.3;
+  double logEverySeconds = 60; ///< Progress lines in a log (--log-every).
   uint64_t seed = 1;
   std::string order = "model"; ///< model or random
   bool json = false;

@@ -128,6 +128,9 @@ int tuneCommand(const TuneCommandOptions &options) {
   if (options.minSeconds < 0)
     return fail("--min-time must not be negative");
   o.minSeconds = options.minSeconds;
+  if (options.logEverySeconds < 0)
+    return fail("--log-every must not be negative");
+  o.logEverySeconds = options.logEverySeconds;
   std::string error;
   if (!dimSets(options.dims, o.dimSets, error))
     return fail(error);

@@ -198,6 +198,12 @@ cl::opt<double> tuneMinSeconds(cl::cat(attncOptions), "min-time",
                                cl::desc("Time each candidate for at least "
                                         "this many seconds (and 5 runs)"),
                                cl::init(0.3), cl::sub(tuneCmd));
+cl::opt<double> tuneLogEvery(
+    cl::cat(attncOptions), "log-every",
+    cl::desc("When stderr is not a terminal: a progress line (trials, best "
+             "so far, time left) at most every this many seconds while a "
+             "kernel is tuned, besides the line per kernel (0: every trial)"),
+    cl::value_desc("seconds"), cl::init(60), cl::sub(tuneCmd));
 cl::opt<std::string> tuneOrder(
     cl::cat(attncOptions), "order",
     cl::desc("The order candidates are measured in: model (the cost model's "
@@ -395,6 +401,7 @@ int main(int argc, char **argv) {
     o.resume = resume;
     o.threads = threads;
     o.minSeconds = tuneMinSeconds;
+    o.logEverySeconds = tuneLogEvery;
     o.seed = seed;
     o.order = tuneOrder;
     o.json = jsonOutput;
