@@ -357,10 +357,14 @@ int main(int argc, char **argv) {
           progress(at + ": torch " + impl.name + " " +
                    (impl.error.empty() ? fixed(impl.medianMs, 2) + " ms"
                                        : impl.error));
-        // attnc again after its peers, the runs of both windows pooled: a
-        // machine whose speed drifts during the row then moves both sides
-        // of `vs torch` alike, not only one.
-        Timing after = model->time(policy);
+        // attnc again after its peers, as many runs as before, the runs of
+        // both windows pooled: a machine whose speed drifts during the row
+        // then moves both sides of `vs torch` alike, not only one (and
+        // neither window, being faster, weighs more).
+        TimingPolicy again = policy;
+        again.minRuns = again.maxRuns = t.runs();
+        again.minSeconds = 0;
+        Timing after = model->time(again);
         progress(at + ": attnc again " + fixed(after.median(), 2) + " ms (" +
                  std::to_string(after.runs()) + " runs)");
         double drift = after.median() / t.median();

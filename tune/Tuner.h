@@ -72,7 +72,7 @@ struct TuneOptions {
   /// and, while a kernel is tuned, its bar's line at most every
   /// logEverySeconds (0: every trial).
   bool interactive = false;
-  double logEverySeconds = 60;
+  double logEverySeconds = 60; ///< --log-every: seconds between log lines.
 };
 
 /// One tuned kernel at one dims set (the final table).

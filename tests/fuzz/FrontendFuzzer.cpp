@@ -34,7 +34,9 @@ namespace {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string source(reinterpret_cast<const char *>(data), size);
   std::string diagnostics;
-  FrontendResult result = attnc::fuzz::importInput(source, diagnostics);
+  llvm::raw_string_ostream os(diagnostics);
+  FrontendResult result = attnc::fuzz::importInput(source, os);
+  os.flush();
   // Look at the recorded messages, not the printed text: the printed text
   // quotes the input, which may well contain the words "internal error".
   for (const Diagnostic &diagnostic : result.diags->diagnostics())

@@ -36,15 +36,13 @@ inline mlir::MLIRContext &importContext() {
   return *context;
 }
 
-/// Imports `source` (named fuzz.attn in diagnostics) into importContext();
-/// the diagnostics' text goes to `diagnostics`.
+/// Imports `source` (named fuzz.attn in diagnostics) into importContext().
+/// The result's DiagnosticEngine keeps writing to `diagnostics`, so the
+/// stream must outlive it.
 inline dsl::FrontendResult importInput(const std::string &source,
-                                       std::string &diagnostics) {
-  llvm::raw_string_ostream os(diagnostics);
-  dsl::FrontendResult result = dsl::runFrontend(
-      source, "fuzz.attn", dsl::FrontendStage::Import, os, &importContext());
-  os.flush();
-  return result;
+                                       llvm::raw_ostream &diagnostics) {
+  return dsl::runFrontend(source, "fuzz.attn", dsl::FrontendStage::Import,
+                          diagnostics, &importContext());
 }
 
 /// Prints which check `target` failed, the input and the diagnostics, and

@@ -128,7 +128,7 @@ int tuneCommand(const TuneCommandOptions &options) {
   if (options.minSeconds < 0)
     return fail("--min-time must not be negative");
   o.minSeconds = options.minSeconds;
-  if (options.logEverySeconds < 0)
+  if (!(options.logEverySeconds >= 0)) // NaN too
     return fail("--log-every must not be negative");
   o.logEverySeconds = options.logEverySeconds;
   std::string error;
