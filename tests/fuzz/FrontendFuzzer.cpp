@@ -32,11 +32,9 @@ namespace {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string source(reinterpret_cast<const char *>(data), size);
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  FrontendResult result = attnc::fuzz::importInput(source, os);
-  os.flush();
+  attnc::fuzz::ImportedInput input(data, size);
+  const std::string &source = input.source, &diagnostics = input.printed();
+  const FrontendResult &result = input.result;
   // Look at the recorded messages, not the printed text: the printed text
   // quotes the input, which may well contain the words "internal error".
   for (const Diagnostic &diagnostic : result.diags->diagnostics())

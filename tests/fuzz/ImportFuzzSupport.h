@@ -1,8 +1,8 @@
 //===- ImportFuzzSupport.h - what the .attn fuzz targets share -*- C++ -*-===//
 //
 // This file defines the pieces that frontend-fuzzer and passes-fuzzer
-// share: the one MLIRContext every input is imported into, the import of
-// an input, and the report of an input that fails (printed, then abort,
+// share: the one MLIRContext every input is imported into, an input's
+// import, and the report of an input that fails (printed, then abort,
 // so that libFuzzer saves it).
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -36,14 +37,25 @@ inline mlir::MLIRContext &importContext() {
   return *context;
 }
 
-/// Imports `source` (named fuzz.attn in diagnostics) into importContext().
-/// The result's DiagnosticEngine keeps writing to `diagnostics`, so the
-/// stream must outlive it.
-inline dsl::FrontendResult importInput(const std::string &source,
-                                       llvm::raw_ostream &diagnostics) {
-  return dsl::runFrontend(source, "fuzz.attn", dsl::FrontendStage::Import,
-                          diagnostics, &importContext());
-}
+/// One libFuzzer input imported into importContext() (named fuzz.attn in
+/// diagnostics). It owns the stream that `result`'s DiagnosticEngine keeps
+/// writing to, so the two live and die together.
+struct ImportedInput {
+  ImportedInput(const uint8_t *data, size_t size)
+      : source(reinterpret_cast<const char *>(data), size), stream(diagnostics),
+        result(dsl::runFrontend(source, "fuzz.attn", dsl::FrontendStage::Import,
+                                stream, &importContext())) {}
+  /// The diagnostics printed so far.
+  const std::string &printed() {
+    stream.flush();
+    return diagnostics;
+  }
+
+  std::string source;
+  std::string diagnostics;
+  llvm::raw_string_ostream stream;
+  dsl::FrontendResult result;
+};
 
 /// Prints which check `target` failed, the input and the diagnostics, and
 /// aborts.

@@ -96,13 +96,11 @@ bool runPipeline(const char *name, mlir::ModuleOp module,
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string source(reinterpret_cast<const char *>(data), size);
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  FrontendResult result = attnc::fuzz::importInput(source, os);
-  if (!result.ok || !result.module)
+  attnc::fuzz::ImportedInput input(data, size);
+  const std::string &source = input.source;
+  if (!input.result.ok || !input.result.module)
     return 0;
-  mlir::ModuleOp imported = *result.module;
+  mlir::ModuleOp imported = *input.result.module;
   if (!runPipeline("attn-lower-to-primitives", imported,
                    mlir::attn::buildLowerToPrimitivesPipeline,
                    /*mayReject=*/true, source))
