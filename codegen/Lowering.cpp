@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/xxhash.h"
 
 #include <functional>
 #include <map>
@@ -659,6 +660,8 @@ static mlir::Value yieldedBy(mlir::Value value) {
 }
 
 mlir::LogicalResult Lowering::lowerFunction(mlir::func::FuncOp func) {
+  source = kernelSource(func, options);
+  sourceHash = llvm::xxh3_64bits(source);
   if (mlir::failed(checkStaticExtents(func)))
     return mlir::failure();
   if (streaming()) {

@@ -112,6 +112,11 @@ public:
 
   mlir::LogicalResult lowerFunction(mlir::func::FuncOp func);
 
+  /// The function as the compile cache keys its kernel (kernelSource), and
+  /// a 64-bit hash of it; set when lowerFunction starts.
+  std::string source;
+  uint64_t sourceHash = 0;
+
   std::vector<Halide::ImageParam> inputParams, weightParams;
   /// The kernel's weights in one buffer, decided when lowerFunction starts
   /// (arena.used()): each weight is read from `weightArena` at its offset

@@ -234,7 +234,7 @@ ModelPipeline::buildKernels(mlir::func::FuncOp model,
         model.emitError() << error;
         return nullptr;
       }
-    impl.source = kernelSource(model, impl.options);
+    impl.source = impl.lowering.source;
   } catch (const Halide::Error &error) {
     model.emitError() << "internal error in code generation: " << error.what();
     return nullptr;

@@ -105,8 +105,18 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
     const double twoPi = 2.0 * M_PI;
     return theta - Expr(twoPi) * floor(theta / Expr(twoPi));
   };
-  // The runtime's memoization cache keys a table by its name and bounds: the
-  // name carries everything else its values depend on.
+  // Memoized, a table is looked up by the address of its name in the loaded
+  // code (not the name), an instance number of the compiling process, its
+  // bounds and its tags. A kernel loaded where an unloaded one was, its
+  // cache key alike, would find that one's tables (rope's output 6.5 off;
+  // tests/python/test_numerics.py, test_rope_tables_*). The tags are what
+  // the values depend on: the kernel (its source's hash, whose schedules
+  // fix the table's storage), which table, base and half.
+  auto tagged = [&](Expr value, int table) {
+    return memoize_tag(std::move(value), Expr(uint64_t(sourceHash)),
+                       Expr(table), Expr(base), Expr(half));
+  };
+  // Their names carry base and half too (one table per pair and kernel).
   std::ostringstream tag;
   tag.precision(17);
   tag << "_b" << base << "_h" << half;
@@ -134,13 +144,15 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
         fineCos("rope_cos_fine" + suffix), fineSin("rope_sin_fine" + suffix);
     coarseCos(i, a) = cos(angle(a * kRopeStep));
     coarseSin(i, a) = sin(angle(a * kRopeStep));
-    fineCos(i, a) = cos(angle(a));
-    fineSin(i, a) = sin(angle(a));
+    fineCos(i, a) = tagged(cos(angle(a)), 0);
+    fineSin(i, a) = tagged(sin(angle(a)), 1);
     Expr step = p / kRopeStep, within = p % kRopeStep;
-    cosTable(i, p) = cast<float>(coarseCos(i, step) * fineCos(i, within) -
-                                 coarseSin(i, step) * fineSin(i, within));
-    sinTable(i, p) = cast<float>(coarseSin(i, step) * fineCos(i, within) +
-                                 coarseCos(i, step) * fineSin(i, within));
+    Expr cosValue = cast<float>(coarseCos(i, step) * fineCos(i, within) -
+                                coarseSin(i, step) * fineSin(i, within));
+    Expr sinValue = cast<float>(coarseSin(i, step) * fineCos(i, within) +
+                                coarseCos(i, step) * fineSin(i, within));
+    cosTable(i, p) = memoized ? tagged(cosValue, 2) : cosValue;
+    sinTable(i, p) = memoized ? tagged(sinValue, 3) : sinValue;
     for (Func *table : {&coarseCos, &coarseSin, &fineCos, &fineSin})
       addInternalStage(*table, {a, i}, /*perRow=*/false, TailStrategy::RoundUp,
                        /*rowBlocks=*/true);

@@ -1,6 +1,8 @@
 """The module's numerics: against the fp64 reference, and bit for bit
 against `attnc run` on the same weights, inputs and threads."""
+import gc
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -115,3 +117,42 @@ def test_token_ids_match_the_fp64_reference_and_are_checked(tmp_path):
                        match=r"token id 50 at \[1, 7\] of input 'ids' is out "
                              r"of range: the embedding table has 50 rows"):
         m(bad)
+
+
+def test_rope_tables_of_kernels_loaded_one_after_another_are_their_own(
+        tmp_path):
+    # Halide's runtime finds a memoized RoPE table by the address of its
+    # name in the loaded code and an instance number of the compiling
+    # process. Two kernels compiled by two processes, loaded one after the
+    # other at one address, found the first one's tables (y 6.5 off; attnc
+    # tune's checks failed under mpirun). codegen/Norms.cpp tags each table.
+    cache = tmp_path / "cache"
+    x = np.random.default_rng(0).standard_normal((256, 16), np.float32)
+    np.save(tmp_path / "x.npy", x)
+    models = {}
+    for base in (10000.0, 20000.0):
+        path = tmp_path / f"rope{int(base)}.attn"
+        path.write_text("model r {\n  dim n : seq\n  input x : f32[n, 16]\n"
+                        f"  output y = rope(x, base = {base})\n}}\n")
+        # Compiled and run in a process of its own.
+        run_cli(sys.executable, "-c",
+                "import attnc, numpy as np; m = attnc.load("
+                f"{str(path)!r}, cache_dir={str(cache)!r}, threads={THREADS})"
+                f"; np.save({str(tmp_path / f'y{int(base)}.npy')!r}, "
+                f"m(np.load({str(tmp_path / 'x.npy')!r})))")
+        models[base] = path
+    # Rotations of the pairs (i, i + 8) by p * base^(-i/8), in fp64.
+    p, i = np.arange(256)[:, None], np.arange(8)[None, :]
+    x1, x2 = x[:, :8].astype(np.float64), x[:, 8:].astype(np.float64)
+    for base, path in models.items():
+        alone = np.load(tmp_path / f"y{int(base)}.npy")
+        angle = p * base ** (-i / 8.0)
+        want = np.concatenate([x1 * np.cos(angle) - x2 * np.sin(angle),
+                               x2 * np.cos(angle) + x1 * np.sin(angle)], 1)
+        assert np.abs(alone - want).max() < 1e-5, base
+        # Loaded from the cache in this process, after the other one was
+        # run and unloaded.
+        m = attnc.load(path, cache_dir=cache, threads=THREADS)
+        assert np.array_equal(m(x), alone), base
+        del m
+        gc.collect()
