@@ -70,7 +70,6 @@ struct ModelPipeline::Impl {
   CodegenOptions options;
   Lowering lowering;  ///< One pipeline: the model's function.
   Pipeline pipeline;
-  std::string source; ///< Its kernelSource, for the compile cache.
   std::unique_ptr<NativeKernel> native; ///< When loaded from a shared object.
   std::unique_ptr<Program> program; ///< Or the program of its calls.
   /// Decoding a model with chunks: the same model's step kernels
@@ -234,7 +233,6 @@ ModelPipeline::buildKernels(mlir::func::FuncOp model,
         model.emitError() << error;
         return nullptr;
       }
-    impl.source = impl.lowering.source;
   } catch (const Halide::Error &error) {
     model.emitError() << "internal error in code generation: " << error.what();
     return nullptr;
@@ -388,7 +386,6 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
     Pipeline *pipeline;
     const Lowering *lowering;
     std::string function;
-    const std::string *source;
     std::unique_ptr<NativeKernel> *native;
   };
   std::vector<Unit> units;
@@ -397,12 +394,10 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
       for (const std::unique_ptr<ProgramKernel> &kernel :
            each->program->kernels)
         units.push_back({&kernel->pipeline, &kernel->lowering,
-                         kernel->function + suffix, &kernel->source,
-                         &kernel->native});
+                         kernel->function + suffix, &kernel->native});
     else
       units.push_back({&each->pipeline, &each->lowering,
-                       cIdentifier(each->name) + suffix, &each->source,
-                       &each->native});
+                       cIdentifier(each->name) + suffix, &each->native});
   }
   // ATTNC_HALIDE_JIT=1: every kernel through Halide's in-memory JIT, to
   // compare the two paths (docs/performance.md).
@@ -423,7 +418,7 @@ void ModelPipeline::compileJit(const Target &target, const CacheOptions &cache,
       const Unit &unit = units[i];
       *unit.native = NativeKernel::load(
           *unit.pipeline, unit.lowering->arguments(), unit.function,
-          *unit.source, target, cache, each[i], errors[i]);
+          unit.lowering->source, target, cache, each[i], errors[i]);
     });
     size_t compiled = 0;
     for (const KernelCompileStats &part : each) {

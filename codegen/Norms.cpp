@@ -107,14 +107,18 @@ std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
   };
   // Memoized, a table is looked up by the address of its name in the loaded
   // code (not the name), an instance number of the compiling process, its
-  // bounds and its tags. A kernel loaded where an unloaded one was, its
-  // cache key alike, would find that one's tables (rope's output 6.5 off;
-  // tests/python/test_numerics.py, test_rope_tables_*). The tags are what
-  // the values depend on: the kernel (its source's hash, whose schedules
-  // fix the table's storage), which table, base and half.
+  // tags and its bounds (the runtime also compares the buffer's shape). A
+  // kernel loaded where an unloaded one was, compiled by another process,
+  // found that one's tables (rope's output 6.5 off; tests/python/
+  // test_numerics.py, test_rope_tables_*). The tags are what the values
+  // depend on: the kernel (its source's hash), which table, base and half.
+  // Not the target: the same source compiled for another target computes
+  // the same formulas, at most an ulp of a double apart (FMA contraction).
+  // A tagged value's own inputs are not searched for parameters: a table
+  // that came to depend on a runtime parameter would need it as a tag.
   auto tagged = [&](Expr value, int table) {
-    return memoize_tag(std::move(value), Expr(uint64_t(sourceHash)),
-                       Expr(table), Expr(base), Expr(half));
+    return memoize_tag(std::move(value), Expr(sourceHash), Expr(table),
+                       Expr(base), Expr(half));
   };
   // Their names carry base and half too (one table per pair and kernel).
   std::ostringstream tag;

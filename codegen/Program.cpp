@@ -139,7 +139,6 @@ std::unique_ptr<Program> Program::build(mlir::func::FuncOp model,
            owned->lowering.streamCarries)
         outputs.push_back(carry.next);
       owned->pipeline = Pipeline(outputs);
-      owned->source = owned->lowering.source;
       kernel = owned.get();
       program->kernels.push_back(std::move(owned));
     }

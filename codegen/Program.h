@@ -29,7 +29,6 @@ struct ProgramKernel {
   Lowering lowering;    ///< Inputs: the function's arguments; weights: its own.
   Halide::Pipeline pipeline;
   std::vector<std::string> calls; ///< The label of each step that runs it.
-  std::string source; ///< Its scheduled IR (kernelSource), for the cache key.
   std::unique_ptr<NativeKernel> native; ///< When loaded from a shared object.
 };
 
