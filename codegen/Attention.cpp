@@ -474,7 +474,7 @@ static mlir::LogicalResult lowerTiledAttention(Lowering &lowering,
     std::vector<Expr> reversed(at.rbegin(), at.rend());
     define(view.func, vars, acc(reversed));
     lowering.set(absorbed.attended, view);
-    lowering.computeInRowBlocks(consumer, acc);
+    lowering.computeInRowBlocks(consumer, acc, /*tasksOverBatch=*/true);
   }
 
   // Schedule: batch entries, query blocks and heads in parallel (or the

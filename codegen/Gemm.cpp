@@ -305,14 +305,13 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
   if (packPanel)
     vectorizeBy(rhsPanel.compute_at(out.func, colOuter), rhsVars[rank - 1],
                 tile.vector);
-  // A producer of the left operand computed per row block (FLASH's
-  // attention accumulators, computeInRowBlocks), read by the staged
-  // operand: rowBlockProduct offers it only to a CPU product with
-  // stage_lhs, and never in a decoding step (fewRows).
-  if (gemm.rowBlockStage) {
-    Func stage = *gemm.rowBlockStage;
+  // Producers of the left operand computed per row block (FLASH's
+  // attention accumulators, a norm's row statistics: computeInRowBlocks),
+  // read by the staged operand: rowBlockProduct and lowerNorms offer them
+  // only to a CPU product with stage_lhs, and never in a decoding step
+  // (fewRows).
+  for (Func stage : gemm.rowBlockStages)
     stage.compute_at(out.func, blockLoop);
-  }
   if (stageLhs) {
     panel.compute_at(out.func, fewRows ? rowBlock : blockLoop);
     vectorizeBy(panel, panelVars[rank - 1], tile.vector, TailStrategy::GuardWithIf);

@@ -74,9 +74,9 @@ struct GemmOperands {
   /// writes the caller's buffer, so its rows are guarded instead of
   /// rounded up to whole tiles (the columns fill whole tiles).
   bool writesOutput = false;
-  /// A producer computed in each row block of the product (CPU, blocked),
-  /// before the staged left operand that reads it (computeInRowBlocks).
-  std::optional<Halide::Func> rowBlockStage;
+  /// Producers computed in each row block of the product (CPU, blocked),
+  /// before the staged left operand that reads them (computeInRowBlocks).
+  std::vector<Halide::Func> rowBlockStages;
   /// Initial value (e.g. a bias); zero when unset.
   std::function<Halide::Expr(const Index &batch, const Halide::Expr &row,
                              const Halide::Expr &col)>

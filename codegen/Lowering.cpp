@@ -340,11 +340,16 @@ bool Lowering::vectorRowSums() const {
          attr.getVector() > 1;
 }
 
-void Lowering::addRowSum(Func total, std::vector<Var> rowVars, RDom r) {
+void Lowering::addRowSum(Func total, std::vector<Var> rowVars, RDom r,
+                         mlir::Operation *product) {
   mlir::attn::ScheduleAttr attr = internalSchedule();
   assert(vectorRowSums() && "a row sum in lanes needs a CPU vector");
+  if (product)
+    computeInRowBlocks(product, total, /*tasksOverBatch=*/false);
   pendingSchedules.push_back([this, attr, total, rowVars = std::move(rowVars),
-                              r] { scheduleRowSum(attr, total, rowVars, r); });
+                              r, inRowBlocks = product != nullptr] {
+    scheduleRowSum(attr, total, rowVars, r, inRowBlocks);
+  });
 }
 
 void Lowering::addScanUpdate(Func func, Var col, Var row,
@@ -422,10 +427,14 @@ bool Lowering::parallelRowStats(mlir::attn::ScheduleAttr attr) const {
 }
 
 void Lowering::scheduleRowSum(mlir::attn::ScheduleAttr attr, Func total,
-                              const std::vector<Var> &rowVars, const RDom &r) {
+                              const std::vector<Var> &rowVars, const RDom &r,
+                              bool inRowBlocks) {
   // lanes(lane, row...) sums the terms lane, lane + v, ...; the update of
-  // `total` then adds the v lanes.
+  // `total` then adds the v lanes. In a product's row blocks the block's
+  // rows run in turn on the block's task (the product computes `total`).
   reduceInLanes(total, r, int(attr.getVector()), [&] {
+    if (inRowBlocks)
+      return LoopLevel(total, rowVars.back());
     total.compute_root();
     parallelRows(total, rowVars, parallelRowStats(attr));
     Var row = parallelRows(total.update(), rowVars, parallelRowStats(attr));

@@ -290,9 +290,10 @@ public:
   /// Scheduled as a per-row stage of addInternalStage, with the sum split
   /// into vector lanes (rfactor) that are added at the end of each row (a
   /// serial sum would wait on each add's latency). Only where
-  /// vectorRowSums().
+  /// vectorRowSums(). With `product`, computed in its row blocks instead
+  /// (computeInRowBlocks), the rows of each block in turn.
   void addRowSum(Halide::Func total, std::vector<Halide::Var> rowVars,
-                 Halide::RDom r);
+                 Halide::RDom r, mlir::Operation *product = nullptr);
   /// Declares the update of an internal scan `func` (a prefix over chunks)
   /// whose innermost var is `col` and whose row var is `row`; `order`
   /// (innermost first), if given, is its loop order on a CPU. Scheduled
@@ -330,23 +331,33 @@ public:
     aliases[op] = value;
   }
 
-  /// Fusion into a consumer's loops: `stage` (FLASH's attention
-  /// accumulators) is computed in each row block of `product` (its output
-  /// projection), which reads it through its staged left operand; the
-  /// producer's own result is then a view of `stage` and never stored
-  /// (lowerTiledAttention). The product's lowering takes it once
-  /// (takeRowBlockStage) and computes it at its row-block loop.
-  void computeInRowBlocks(mlir::Operation *product, Halide::Func stage) {
-    rowBlockStages[product] = stage;
+  /// Fusion into a consumer's loops: `stage` is computed in each row block
+  /// of `product`, which reads it through its staged left operand. FLASH's
+  /// attention accumulators in its output projection (the attention's own
+  /// result is then a view of `stage` and never stored; lowerTiledAttention),
+  /// with `tasksOverBatch`: the product's tasks are then the row blocks of
+  /// every batch entry, as the attention's were. A norm's row statistics in
+  /// the projection that reads the norm (lowerNorms). The product's
+  /// lowering takes them once (takeRowBlockStages) and computes them at its
+  /// row-block loop.
+  void computeInRowBlocks(mlir::Operation *product, Halide::Func stage,
+                          bool tasksOverBatch) {
+    RowBlockStages &stages = rowBlockStages[product];
+    stages.funcs.push_back(stage);
+    stages.tasksOverBatch |= tasksOverBatch;
     storedUntil[currentOp] = product;
   }
-  std::optional<Halide::Func> takeRowBlockStage(mlir::Operation *product) {
+  struct RowBlockStages {
+    std::vector<Halide::Func> funcs;
+    bool tasksOverBatch = false;
+  };
+  RowBlockStages takeRowBlockStages(mlir::Operation *product) {
     auto it = rowBlockStages.find(product);
     if (it == rowBlockStages.end())
-      return std::nullopt;
-    Halide::Func stage = it->second;
+      return {};
+    RowBlockStages stages = std::move(it->second);
     rowBlockStages.erase(it);
-    return stage;
+    return stages;
   }
 
   /// A returned product written straight into its output buffer, with no
@@ -404,7 +415,7 @@ private:
   bool parallelRowStats(mlir::attn::ScheduleAttr attr) const;
   void scheduleRowSum(mlir::attn::ScheduleAttr attr, Halide::Func total,
                       const std::vector<Halide::Var> &rowVars,
-                      const Halide::RDom &r);
+                      const Halide::RDom &r, bool inRowBlocks);
   void scheduleScan(mlir::attn::ScheduleAttr attr, Halide::Func func,
                     const Halide::Var &col, const Halide::Var &row,
                     const std::vector<Halide::VarOrRVar> &order);
@@ -420,7 +431,7 @@ private:
   llvm::DenseMap<mlir::Operation *, mlir::Value> aliases;
   /// See computeInRowBlocks: the stage per product, and the product until
   /// which the stored stages of the op that handed it over are read.
-  llvm::DenseMap<mlir::Operation *, Halide::Func> rowBlockStages;
+  llvm::DenseMap<mlir::Operation *, RowBlockStages> rowBlockStages;
   llvm::DenseMap<mlir::Operation *, mlir::Operation *> storedUntil;
   std::map<std::pair<double, int>, std::pair<Halide::Func, Halide::Func>>
       ropeCache;

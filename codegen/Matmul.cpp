@@ -66,10 +66,12 @@ static HTensor product(Lowering &lowering, mlir::Value aValue,
     return b.at(b.rank() == 2 ? Index{k, col} : withTail(batch, {k, col}));
   };
   gemm.batchedRhs = b.rank() > 2;
-  // A stage computed in the row blocks (FLASH's chunk attention): the
-  // tasks are the row blocks of every batch entry, as the attention's were.
-  gemm.rowBlockStage = lowering.takeRowBlockStage(result.getDefiningOp());
-  gemm.parallelOverBatch = gemm.rowBlockStage.has_value();
+  // Stages computed in the row blocks (FLASH's chunk attention: the tasks
+  // are the row blocks of every batch entry, as the attention's were).
+  Lowering::RowBlockStages stages =
+      lowering.takeRowBlockStages(result.getDefiningOp());
+  gemm.rowBlockStages = std::move(stages.funcs);
+  gemm.parallelOverBatch = stages.tasksOverBatch;
   if (biasValue) {
     const HTensor &bias = lowering.get(biasValue);
     gemm.init = [&bias](const Index &, const Expr &, const Expr &col) {

@@ -12,6 +12,7 @@
 // length, computes them once.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/Gemm.h"
 #include "codegen/LoweringImpl.h"
 
 #include <cctype>
@@ -59,12 +60,41 @@ static Expr callRow(const Func &f, const std::vector<Var> &rowVars) {
   return f(reversed);
 }
 
+/// The product whose row blocks compute the row statistics of `norm`, or
+/// null: the projection that reads the norm, inlined in its kernel, as its
+/// staged left operand (an attn.dense or attn.matmul, whose lowering takes
+/// the statistics with takeRowBlockStages), blocked on a CPU with row sums
+/// in vector lanes, and not in a decoding step (whose product stages its
+/// operand per column panel). Each row block then sums the rows it stages
+/// while they are in cache, on its own task, instead of one more sweep
+/// over the input.
+static mlir::Operation *statsInRowBlocksOf(const Lowering &lowering,
+                                           mlir::Operation *norm) {
+  attn::ScheduleAttr own = attn::ScheduleAttr::lookup(norm);
+  if (!lowering.vectorRowSums() || lowering.options.chunkStep ||
+      lowering.autoscheduled() || !own ||
+      own.getCompute() != attn::ComputeAt::inlined)
+    return nullptr;
+  mlir::Value result = norm->getResult(0);
+  mlir::Operation *user = attn::getOnlyUser(result);
+  if (!user || !mlir::isa<attn::DenseOp, attn::MatmulOp>(user) ||
+      user->getOperand(0) != result || user->getBlock() != norm->getBlock())
+    return nullptr;
+  attn::ScheduleAttr attr = attn::ScheduleAttr::lookup(user);
+  if (!attr || attr.getStrategy() != attn::Strategy::gemm ||
+      !GemmTile::onCpu(attr) || !attr.getStageLhs() || attr.getRowBlock() <= 0)
+    return nullptr;
+  return user;
+}
+
 /// The mean over the last axis of `term(c)`, per row: an internal stage
 /// `name` that holds the row sums (in vector lanes on a CPU), divided by
-/// the width where it is read.
+/// the width where it is read; computed in the row blocks of `product`
+/// when there is one (statsInRowBlocksOf).
 static Expr rowMean(Lowering &lowering, const std::string &name,
                     const RowStats &s,
-                    const std::function<Expr(const Expr &)> &term) {
+                    const std::function<Expr(const Expr &)> &term,
+                    mlir::Operation *product) {
   Func total(name);
   RDom r(0, s.width, name + "_r");
   if (lowering.vectorRowSums()) {
@@ -72,7 +102,7 @@ static Expr rowMean(Lowering &lowering, const std::string &name,
     Expr at = callRow(total, s.rowVars);
     std::vector<Expr> row(s.rowVars.rbegin(), s.rowVars.rend());
     total(row) = at + term(r);
-    lowering.addRowSum(total, s.rowVars, r);
+    lowering.addRowSum(total, s.rowVars, r, product);
   } else {
     define(total, s.rowVars, sum(term(r)));
     lowering.addInternalStage(total, s.rowVars, /*perRow=*/true);
@@ -81,12 +111,15 @@ static Expr rowMean(Lowering &lowering, const std::string &name,
 }
 
 /// `mean(x^2)` over the last axis, per row.
-static Expr meanSquare(Lowering &lowering, const HTensor &in,
-                       const RowStats &s) {
-  return rowMean(lowering, "mean_square", s, [&](const Expr &c) {
-    Expr x = atRow(in, s.rowIndex, c);
-    return x * x;
-  });
+static Expr meanSquare(Lowering &lowering, const HTensor &in, const RowStats &s,
+                       mlir::Operation *product) {
+  return rowMean(
+      lowering, "mean_square", s,
+      [&](const Expr &c) {
+        Expr x = atRow(in, s.rowIndex, c);
+        return x * x;
+      },
+      product);
 }
 
 std::pair<Func, Func> Lowering::ropeTables(double base, int half) {
@@ -424,6 +457,7 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
   if (mlir::isa<attn::LayerNormOp, attn::RmsNormOp, attn::ScaleNormOp>(op)) {
     const HTensor &in = lowering.get(op->getOperand(0));
     RowStats s = rowStats(in);
+    mlir::Operation *product = statsInRowBlocksOf(lowering, op);
     HTensor t;
     t.func = Func(op->getName().stripDialect().str());
     t.extents = in.extents;
@@ -434,13 +468,16 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
     Expr value;
     if (auto ln = mlir::dyn_cast<attn::LayerNormOp>(op)) {
       // Two passes: the mean, then the mean of the squared deviations.
-      Expr mean = rowMean(lowering, "ln_mean", s, [&](const Expr &c) {
-        return atRow(in, s.rowIndex, c);
-      });
-      Expr var = rowMean(lowering, "ln_var", s, [&](const Expr &c) {
-        Expr centred = atRow(in, s.rowIndex, c) - mean;
-        return centred * centred;
-      });
+      Expr mean = rowMean(
+          lowering, "ln_mean", s,
+          [&](const Expr &c) { return atRow(in, s.rowIndex, c); }, product);
+      Expr var = rowMean(
+          lowering, "ln_var", s,
+          [&](const Expr &c) {
+            Expr centred = atRow(in, s.rowIndex, c) - mean;
+            return centred * centred;
+          },
+          product);
       float eps = static_cast<float>(ln.getEps());
       value = (x - mean) * (1.0f / sqrt(var + eps));
       if (ln.getWeight())
@@ -448,13 +485,13 @@ mlir::LogicalResult lowerNorms(Lowering &lowering, mlir::Operation *op) {
       if (ln.getBias())
         value = value + lowering.get(ln.getBias()).at({c});
     } else if (auto rms = mlir::dyn_cast<attn::RmsNormOp>(op)) {
-      Expr ms = meanSquare(lowering, in, s);
+      Expr ms = meanSquare(lowering, in, s, product);
       value = x * (1.0f / sqrt(ms + static_cast<float>(rms.getEps())));
       if (rms.getWeight())
         value = value * lowering.get(rms.getWeight()).at({c});
     } else {
       auto sn = mlir::cast<attn::ScaleNormOp>(op);
-      Expr ms = meanSquare(lowering, in, s);
+      Expr ms = meanSquare(lowering, in, s, product);
       float eps = static_cast<float>(sn.getEps());
       Expr inverse = sn.getClamp() ? 1.0f / max(sqrt(ms), eps)
                                    : 1.0f / sqrt(ms + eps);
