@@ -431,7 +431,9 @@ void Lowering::scheduleRowSum(mlir::attn::ScheduleAttr attr, Func total,
                               bool inRowBlocks) {
   // lanes(lane, row...) sums the terms lane, lane + v, ...; the update of
   // `total` then adds the v lanes. In a product's row blocks the block's
-  // rows run in turn on the block's task (the product computes `total`).
+  // rows run in turn on the block's task (the product computes `total`),
+  // their loops kept apart: with the row vars fused, as parallelRows does
+  // at root, Halide 14 read FLASH's input at row 16351 of 8192 (batch 1).
   reduceInLanes(total, r, int(attr.getVector()), [&] {
     if (inRowBlocks)
       return LoopLevel(total, rowVars.back());
