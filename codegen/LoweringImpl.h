@@ -429,7 +429,7 @@ private:
   std::map<unsigned, std::pair<Halide::Func, bool>> claimedOutputs;
   /// See aliasTo.
   llvm::DenseMap<mlir::Operation *, mlir::Value> aliases;
-  /// See computeInRowBlocks: the stage per product, and the product until
+  /// See computeInRowBlocks: the stages per product, and the product until
   /// which the stored stages of the op that handed it over are read.
   llvm::DenseMap<mlir::Operation *, RowBlockStages> rowBlockStages;
   llvm::DenseMap<mlir::Operation *, mlir::Operation *> storedUntil;

@@ -26,7 +26,9 @@ def Attn_KernelOp : Attn_Op<"kernel", [RecursiveMemoryEffects]> {
     the anchor. The anchor is the product if there is one, else the first
     member that is neither elementwise nor a split (`attn.rope`), else the
     last member. A norm before a product runs in the product's left-operand
-    staging (its row statistics are stored, its elementwise stage is not). No member's result exists in memory as a whole tensor except
+    staging (its elementwise stage is not stored; its row statistics are,
+    per row block of the product when a CPU product stages it, else whole).
+    No member's result exists in memory as a whole tensor except
     the results the region yields, which are the kernel's results.
 
     The region is not isolated: members read values defined above (inputs,
