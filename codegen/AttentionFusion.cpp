@@ -51,9 +51,7 @@ mlir::Operation *rowBlockProduct(const Lowering &lowering,
                                  attn::AttentionOp attention,
                                  const StateTerm &absorbed, int block,
                                  const Expr &rows) {
-  if (!absorbed.product || lowering.options.gpu ||
-      lowering.options.chunkStep || lowering.streaming() ||
-      lowering.autoscheduled())
+  if (!absorbed.product || lowering.options.gpu || lowering.streaming())
     return nullptr;
   const int64_t *chunk = Internal::as_const_int(rows);
   if (!chunk || *chunk % block != 0)
@@ -72,9 +70,8 @@ mlir::Operation *rowBlockProduct(const Lowering &lowering,
       product->getBlock() != gate->getBlock() || !gateAttr ||
       gateAttr.getCompute() != attn::ComputeAt::inlined)
     return nullptr;
-  attn::ScheduleAttr attr = attn::ScheduleAttr::lookup(product);
-  if (!attr || !GemmTile::onCpu(attr) || !attr.getStageLhs() ||
-      attr.getRowBlock() <= 0 || attr.getRowBlock() % block != 0)
+  if (!computesInRowBlocks(lowering, product) ||
+      attn::ScheduleAttr::lookup(product).getRowBlock() % block != 0)
     return nullptr;
   return product;
 }

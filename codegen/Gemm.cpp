@@ -37,6 +37,15 @@ bool GemmTile::onCpu(mlir::attn::ScheduleAttr attr) {
   return attr.getStrategy() != mlir::attn::Strategy::naive && !attr.isOnGpu();
 }
 
+bool computesInRowBlocks(const Lowering &lowering, mlir::Operation *product) {
+  if (!mlir::isa<mlir::attn::DenseOp, mlir::attn::MatmulOp>(product) ||
+      lowering.options.chunkStep || lowering.autoscheduled())
+    return false;
+  mlir::attn::ScheduleAttr attr = mlir::attn::ScheduleAttr::lookup(product);
+  return attr && GemmTile::onCpu(attr) && attr.getStageLhs() &&
+         attr.getRowBlock() > 0;
+}
+
 /// Vectorises `var` of `stage` by `lanes` (nothing for a scalar tile).
 static Stage vectorizeBy(Stage stage, const VarOrRVar &var, int lanes,
                          TailStrategy tail = TailStrategy::Auto) {
@@ -307,9 +316,8 @@ void defineGemm(Lowering &lowering, HTensor &out, const std::vector<Var> &vars,
                 tile.vector);
   // Producers of the left operand computed per row block (FLASH's
   // attention accumulators, a norm's row statistics: computeInRowBlocks),
-  // read by the staged operand: rowBlockProduct and lowerNorms offer them
-  // only to a CPU product with stage_lhs, and never in a decoding step
-  // (fewRows).
+  // read by the staged operand: offered only where computesInRowBlocks,
+  // never in a decoding step (fewRows).
   for (Func stage : gemm.rowBlockStages)
     stage.compute_at(out.func, blockLoop);
   if (stageLhs) {

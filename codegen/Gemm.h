@@ -39,6 +39,13 @@ struct GemmTile {
   static GemmTile of(mlir::attn::ScheduleAttr attr);
 };
 
+/// Whether the lowering of `product` computes the stages handed to it
+/// (Lowering::computeInRowBlocks) in its row blocks: an attn.dense or
+/// attn.matmul (their lowering takes them) whose CPU schedule stages its
+/// left operand per row block (stage_lhs, row_block), outside a decoding
+/// step (whose product stages it per column panel) and an autoscheduler.
+bool computesInRowBlocks(const Lowering &lowering, mlir::Operation *product);
+
 /// Schedules `acc`, the accumulator of one register tile (a pure
 /// definition and one update whose loops the caller has already ordered
 /// reduction-outside), at `at`: columns `col` vectorised and unrolled, rows

@@ -61,28 +61,21 @@ static Expr callRow(const Func &f, const std::vector<Var> &rowVars) {
 }
 
 /// The product whose row blocks compute the row statistics of `norm`, or
-/// null: the projection that reads the norm, inlined in its kernel, as its
-/// staged left operand (an attn.dense or attn.matmul, whose lowering takes
-/// the statistics with takeRowBlockStages), blocked on a CPU with row sums
-/// in vector lanes, and not in a decoding step (whose product stages its
-/// operand per column panel). Each row block then sums the rows it stages
-/// while they are in cache, on its own task, instead of one more sweep
-/// over the input.
+/// null: the only reader of the norm, inlined in its kernel, with the norm
+/// as its left operand, where computesInRowBlocks, and row sums in vector
+/// lanes. Each row block then sums the rows it stages while they are in
+/// cache, on its own task, instead of one more sweep over the input.
 static mlir::Operation *statsInRowBlocksOf(const Lowering &lowering,
                                            mlir::Operation *norm) {
   attn::ScheduleAttr own = attn::ScheduleAttr::lookup(norm);
-  if (!lowering.vectorRowSums() || lowering.options.chunkStep ||
-      lowering.autoscheduled() || !own ||
+  if (!lowering.vectorRowSums() || !own ||
       own.getCompute() != attn::ComputeAt::inlined)
     return nullptr;
   mlir::Value result = norm->getResult(0);
   mlir::Operation *user = attn::getOnlyUser(result);
-  if (!user || !mlir::isa<attn::DenseOp, attn::MatmulOp>(user) ||
-      user->getOperand(0) != result || user->getBlock() != norm->getBlock())
-    return nullptr;
-  attn::ScheduleAttr attr = attn::ScheduleAttr::lookup(user);
-  if (!attr || attr.getStrategy() != attn::Strategy::gemm ||
-      !GemmTile::onCpu(attr) || !attr.getStageLhs() || attr.getRowBlock() <= 0)
+  if (!user || user->getOperand(0) != result ||
+      user->getBlock() != norm->getBlock() ||
+      !computesInRowBlocks(lowering, user))
     return nullptr;
   return user;
 }
